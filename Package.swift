@@ -1,0 +1,47 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "slackindex",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "SlackIndex", targets: ["SlackIndex"]),
+        .executable(name: "slackindex", targets: ["slackindex"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "SlackIndex",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "CSlackZlib",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "slackindex",
+            dependencies: [
+                "SlackIndex",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SlackIndexTests",
+            dependencies: ["SlackIndex"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

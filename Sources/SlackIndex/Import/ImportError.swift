@@ -1,0 +1,25 @@
+/// Why an import could not start or a file could not be read. `description` is what the user sees.
+public enum ImportError: Error, CustomStringConvertible, Sendable {
+    /// The path does not exist.
+    case missing(path: String)
+    /// The path exists but is neither an export folder, an export zip nor sync pages.
+    case notAnExport(path: String)
+    /// The file or folder could not be read.
+    case unreadable(path: String, reason: String)
+    /// The file is not valid JSON of the expected shape.
+    case malformedJSON(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let path):
+            "'\(path)' does not exist. Pass the export's .zip file or the folder it was unpacked into."
+        case .notAnExport(let path):
+            "'\(path)' is not a Slack export: no channels.json, users.json or conversation folders with "
+                + "YYYY-MM-DD.json day files were found. Pass the export's .zip file or its unpacked folder."
+        case .unreadable(let path, let reason):
+            "Could not read \(path): \(reason)."
+        case .malformedJSON(let path, let reason):
+            "Could not read \(path): it is not valid Slack JSON (\(reason))."
+        }
+    }
+}

@@ -1,0 +1,104 @@
+/// What one import did: counts of what was added, updated, left unchanged and skipped, with reasons.
+public struct ImportSummary: Sendable, Codable, Equatable {
+    /// A file that was not imported, and why.
+    public struct SkippedFile: Sendable, Codable, Equatable {
+        public var path: String
+        public var reason: String
+    }
+
+    public var sources: [String] = []
+    public var conversationsAdded = 0
+    public var conversationsUpdated = 0
+    public var conversationsUnchanged = 0
+    public var usersAdded = 0
+    public var usersUpdated = 0
+    public var placeholderUsers = 0
+    public var messagesAdded = 0
+    public var messagesUpdated = 0
+    public var messagesUnchanged = 0
+    public var messagesSkipped = 0
+    /// Why messages were skipped, with counts (e.g. `"no ts": 3`).
+    public var skipReasons: [String: Int] = [:]
+    /// Files that could not be imported (malformed JSON, unreadable, corrupt zip entry).
+    public var skippedFiles: [SkippedFile] = []
+    /// Files inside conversation folders that are not day files (canvases, notes): listed, not imported.
+    public var ignoredFiles: [String] = []
+    /// Notes for the user (e.g. a folder no listing mentions, imported as a channel).
+    public var notes: [String] = []
+    public var dayFiles = 0
+    public var bytes: Int64 = 0
+    public var seconds: Double = 0
+
+    public init() {}
+
+    /// Messages read from the sources (added, updated or unchanged).
+    public var messagesRead: Int { messagesAdded + messagesUpdated + messagesUnchanged }
+
+    /// True when something was skipped (exit status 2).
+    public var hasSkips: Bool { messagesSkipped > 0 || !skippedFiles.isEmpty }
+
+    mutating func skipMessage(_ reason: String, count: Int = 1) {
+        messagesSkipped += count
+        skipReasons[reason, default: 0] += count
+    }
+
+    mutating func merge(_ other: ImportSummary) {
+        sources += other.sources
+        conversationsAdded += other.conversationsAdded
+        conversationsUpdated += other.conversationsUpdated
+        conversationsUnchanged += other.conversationsUnchanged
+        usersAdded += other.usersAdded
+        usersUpdated += other.usersUpdated
+        placeholderUsers += other.placeholderUsers
+        messagesAdded += other.messagesAdded
+        messagesUpdated += other.messagesUpdated
+        messagesUnchanged += other.messagesUnchanged
+        messagesSkipped += other.messagesSkipped
+        for (reason, count) in other.skipReasons { skipReasons[reason, default: 0] += count }
+        skippedFiles += other.skippedFiles
+        ignoredFiles += other.ignoredFiles
+        notes += other.notes
+        dayFiles += other.dayFiles
+        bytes += other.bytes
+        seconds += other.seconds
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case sources
+        case conversationsAdded = "conversations_added"
+        case conversationsUpdated = "conversations_updated"
+        case conversationsUnchanged = "conversations_unchanged"
+        case usersAdded = "users_added"
+        case usersUpdated = "users_updated"
+        case placeholderUsers = "placeholder_users"
+        case messagesAdded = "messages_added"
+        case messagesUpdated = "messages_updated"
+        case messagesUnchanged = "messages_unchanged"
+        case messagesSkipped = "messages_skipped"
+        case skipReasons = "skip_reasons"
+        case skippedFiles = "skipped_files"
+        case ignoredFiles = "ignored_files"
+        case notes
+        case dayFiles = "day_files"
+        case bytes
+        case seconds
+    }
+}
+
+/// How far an import has got, for progress displays.
+public struct ImportProgress: Sendable {
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+    public var messagesDone: Int
+    public var filesDone: Int
+    public var filesTotal: Int
+    public var elapsed: Double
+
+    /// Messages per second so far.
+    public var rate: Double { elapsed > 0 ? Double(messagesDone) / elapsed : 0 }
+    /// Seconds left, estimated from bytes.
+    public var eta: Double? {
+        guard bytesDone > 0, bytesTotal > bytesDone, elapsed > 0.5 else { return nil }
+        return elapsed * Double(bytesTotal - bytesDone) / Double(bytesDone)
+    }
+}

@@ -1,0 +1,337 @@
+import Foundation
+import GRDB
+
+/// Drives export sources into the archive: listings first, then day files streamed through a reader thread
+/// (inflate, minify, decode, normalise) and the calling thread (SQLite writes), overlapped on two cores.
+///
+/// Memory stays bounded: one day file is read at a time and at most `queueDepth` batches wait for the writer.
+/// Idempotent: messages are upserted on (conversation, ts); re-importing reports them unchanged.
+public final class Importer: Sendable {
+    /// Called after every batch the writer commits.
+    public typealias ProgressHandler = @Sendable (ImportProgress) -> Void
+
+    private let archive: Archive
+    private let batchSize: Int
+    private let queueDepth: Int
+
+    public init(archive: Archive, batchSize: Int = 2_000, queueDepth: Int = 4) {
+        self.archive = archive
+        self.batchSize = batchSize
+        self.queueDepth = queueDepth
+    }
+
+    /// Imports each path (an export zip or folder). A path that is not an export is reported in the summary's
+    /// `skippedFiles` and the others still import.
+    public func importPaths(_ paths: [String], progress: ProgressHandler? = nil) -> ImportSummary {
+        var total = ImportSummary()
+        for path in paths {
+            do {
+                total.merge(try importExport(at: path, progress: progress))
+            } catch {
+                total.skippedFiles.append(.init(path: path, reason: "\(error)"))
+            }
+        }
+        return total
+    }
+
+    /// Opens the right source for `path`.
+    ///
+    /// - Throws: `ImportError.missing`, `.notAnExport`, `.unreadable`.
+    static func openSource(_ path: String) throws -> any ExportSource {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ImportError.missing(path: path)
+        }
+        let source: any ExportSource
+        if isDirectory.boolValue {
+            source = try FolderExportSource(path: path)
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw ImportError.unreadable(path: path, reason: "permission denied")
+            }
+            let magic = (try? handle.read(upToCount: 4)) ?? Data()
+            try? handle.close()
+            guard magic.starts(with: [0x50, 0x4B, 0x03, 0x04]) || magic.starts(with: [0x50, 0x4B, 0x05, 0x06]) else {
+                throw ImportError.notAnExport(path: path)
+            }
+            source = try ZipExportSource(path: path)
+        }
+        let hasListing = try exportListingNames.contains { try source.listing($0) != nil }
+        guard hasListing || !source.dayFiles.isEmpty else { throw ImportError.notAnExport(path: path) }
+        return source
+    }
+
+    /// Imports one export.
+    ///
+    /// - Throws: `ImportError` when the path cannot be used at all; problems inside the export are reported in the
+    ///   summary instead.
+    public func importExport(at path: String, progress: ProgressHandler? = nil) throws -> ImportSummary {
+        let started = Date()
+        let source = try Importer.openSource(path)
+        var summary = ImportSummary()
+        summary.sources = [path]
+        summary.ignoredFiles = source.ignoredFiles
+
+        // 1. Listings.
+        func readList<T: Decodable>(_ name: String, as type: T.Type) -> [T] {
+            do {
+                guard let data = try source.listing(name) else { return [] }
+                let items = try JSONDecoder().decode([Lossy<T>].self, from: data)
+                return items.compactMap(\.value)
+            } catch let error as ImportError {
+                summary.skippedFiles.append(.init(path: "\(path)/\(name)", reason: error.description))
+            } catch {
+                summary.skippedFiles.append(
+                    .init(path: "\(path)/\(name)", reason: "it is not a JSON array (\(Importer.describe(error)))"))
+            }
+            return []
+        }
+        var users = readList("users.json", as: UserRecord.self)
+        users += readList("org_users.json", as: UserRecord.self)
+        let listings: [(String, ConversationKind)] = [
+            ("channels.json", .channel), ("groups.json", .private), ("dms.json", .dm), ("mpims.json", .mpim),
+        ]
+        var records: [(ConversationRecord, ConversationKind)] = []
+        for (file, kind) in listings {
+            records += readList(file, as: ConversationRecord.self).map { ($0, kind) }
+        }
+
+        // 2. Workspace, users, conversations.
+        let handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { first, _ in first })
+        let teamID = Importer.mostCommon(users.compactMap(\.teamID)) ?? "local"
+        var folderToRowID: [String: Int64] = [:]
+        var seenFolders = Set<String>()
+        var inputs: [Archive.ConversationInput] = []
+        for (record, kind) in records {
+            let folder: String
+            let name: String
+            switch kind {
+            case .dm:
+                folder = record.id
+                name = record.members.map { "@" + (handles[$0] ?? $0) }.joined(separator: ", ")
+            default:
+                name = record.name ?? record.id
+                folder = name
+            }
+            seenFolders.insert(folder)
+            inputs.append(
+                .init(
+                    slackID: record.id, kind: kind, name: name.isEmpty ? record.id : name, folder: folder,
+                    created: record.created, topic: record.topic, purpose: record.purpose,
+                    isArchived: record.isArchived, members: record.members))
+        }
+        let dayFolders = Set(source.dayFiles.map(\.folder))
+        for folder in dayFolders.subtracting(seenFolders).sorted() {
+            summary.notes.append(
+                "Folder '\(folder)' is not in any listing file; its messages were imported as channel '\(folder)'.")
+            inputs.append(
+                .init(
+                    slackID: folder, kind: .channel, name: folder, folder: folder, created: nil, topic: nil,
+                    purpose: nil, isArchived: false, members: []))
+        }
+        var names = NameDirectory()
+        try archive.write { db in
+            let workspaceID = try Archive.upsertWorkspace(teamID: teamID, domain: nil, in: db)
+            let (added, updated) = try Archive.upsertUsers(users, in: db)
+            summary.usersAdded = added
+            summary.usersUpdated = updated
+            for input in inputs {
+                let (rowID, outcome) = try Archive.upsertConversation(input, workspaceID: workspaceID, in: db)
+                if let folder = input.folder { folderToRowID[folder] = rowID }
+                switch outcome {
+                case .added: summary.conversationsAdded += 1
+                case .updated: summary.conversationsUpdated += 1
+                case .unchanged: summary.conversationsUnchanged += 1
+                }
+            }
+            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
+            for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
+        }
+
+        // 3. Day files: reader thread → bounded queue → this thread writes.
+        let files = source.dayFiles
+        let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
+        let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth)
+        let reader = ReaderJob(
+            source: source, files: files, folderToRowID: folderToRowID, names: names, batchSize: batchSize,
+            queue: queue)
+        let thread = Thread { reader.run() }
+        thread.stackSize = 8 << 20
+        thread.start()
+
+        var bytesDone: Int64 = 0
+        var filesDone = 0
+        var domain: String?
+        var writeError: (any Error)?
+        while let batch = queue.pop() {
+            if writeError != nil { continue }  // drain so the reader can finish
+            do {
+                try archive.write { db in
+                    summary.placeholderUsers += try Archive.insertPlaceholders(batch.placeholders, in: db)
+                    for message in batch.messages {
+                        switch try MessageWriter.upsert(message, in: db) {
+                        case .added: summary.messagesAdded += 1
+                        case .updated: summary.messagesUpdated += 1
+                        case .unchanged: summary.messagesUnchanged += 1
+                        }
+                    }
+                    for deletion in batch.deletions {
+                        _ = try Archive.markDeleted(
+                            conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
+                    }
+                }
+            } catch {
+                writeError = error
+                queue.close()
+                continue
+            }
+            for (reason, count) in batch.skipReasons { summary.skipMessage(reason, count: count) }
+            summary.skippedFiles += batch.skippedFiles
+            bytesDone += batch.bytes
+            filesDone += batch.files
+            if domain == nil { domain = batch.domain }
+            progress?(
+                ImportProgress(
+                    bytesDone: bytesDone, bytesTotal: totalBytes,
+                    messagesDone: summary.messagesRead, filesDone: filesDone, filesTotal: files.count,
+                    elapsed: Date().timeIntervalSince(started)))
+        }
+        if let writeError { throw writeError }
+        if let domain {
+            try archive.write { db in _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }
+        }
+        summary.dayFiles = files.count
+        summary.bytes = totalBytes
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    static func mostCommon(_ values: [String]) -> String? {
+        var counts: [String: Int] = [:]
+        for value in values { counts[value, default: 0] += 1 }
+        return counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+    }
+
+    /// A short reason for a decoding error, without message text.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return underlying ?? context.debugDescription
+        case DecodingError.typeMismatch(_, let context): return context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.valueNotFound(_, let context): return context.debugDescription
+        default: return "\(error)"
+        }
+    }
+}
+
+/// A batch of prepared messages and the bookkeeping that goes with it.
+struct ReaderBatch: Sendable {
+    struct Deletion: Sendable {
+        var conversationRowID: Int64
+        var tsKey: Int64
+    }
+    var messages: [PreparedMessage] = []
+    var deletions: [Deletion] = []
+    var placeholders: [User] = []
+    var skipReasons: [String: Int] = [:]
+    var skippedFiles: [ImportSummary.SkippedFile] = []
+    var bytes: Int64 = 0
+    var files = 0
+    var domain: String?
+}
+
+/// The reader side of the pipeline: reads, minifies, decodes and prepares day files in order.
+///
+/// `@unchecked Sendable`: it is created on the importing thread and then used only by the reader thread.
+private final class ReaderJob: @unchecked Sendable {
+    let source: any ExportSource
+    let files: [DayFileEntry]
+    let folderToRowID: [String: Int64]
+    var preparer: MessagePreparer
+    let batchSize: Int
+    let queue: BoundedQueue<ReaderBatch>
+
+    init(
+        source: any ExportSource, files: [DayFileEntry], folderToRowID: [String: Int64], names: NameDirectory,
+        batchSize: Int, queue: BoundedQueue<ReaderBatch>
+    ) {
+        self.source = source
+        self.files = files
+        self.folderToRowID = folderToRowID
+        self.preparer = MessagePreparer(names: names)
+        self.batchSize = batchSize
+        self.queue = queue
+    }
+
+    func run() {
+        defer { queue.close() }
+        let decoder = JSONDecoder()
+        var batch = ReaderBatch()
+        for file in files {
+            batch.files += 1
+            batch.bytes += file.size
+            guard let rowID = folderToRowID[file.folder] else { continue }
+            do {
+                let data = try source.read(file)
+                try prepare(data, file: file, conversationRowID: rowID, decoder: decoder, into: &batch)
+            } catch let error as ImportError {
+                batch.skippedFiles.append(.init(path: file.displayPath, reason: error.description))
+            } catch {
+                batch.skippedFiles.append(.init(path: file.displayPath, reason: "\(error)"))
+            }
+            if batch.messages.count >= batchSize {
+                batch.placeholders = preparer.takePlaceholders()
+                batch.domain = preparer.domain
+                guard queue.push(batch) else { return }
+                batch = ReaderBatch()
+            }
+        }
+        batch.placeholders = preparer.takePlaceholders()
+        batch.domain = preparer.domain
+        queue.push(batch)
+    }
+
+    private func prepare(
+        _ data: Data, file: DayFileEntry, conversationRowID: Int64, decoder: JSONDecoder, into batch: inout ReaderBatch
+    ) throws {
+        let sliced = data.withUnsafeBytes { JSONSlicer($0) }
+        guard sliced.isArray else {
+            throw ImportError.malformedJSON(path: file.displayPath, reason: "a day file must be a JSON array")
+        }
+        let records: [Lossy<MessageRecord>]
+        do {
+            records = try decoder.decode([Lossy<MessageRecord>].self, from: Data(sliced.bytes))
+        } catch {
+            throw ImportError.malformedJSON(path: file.displayPath, reason: Importer.describe(error))
+        }
+        let rawAvailable = records.count == sliced.elements.count
+        for (index, element) in records.enumerated() {
+            guard let record = element.value else {
+                batch.skipReasons[MessagePreparer.Rejection.notAMessage.rawValue, default: 0] += 1
+                continue
+            }
+            if record.subtype == "message_deleted" {
+                if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) {
+                    batch.deletions.append(.init(conversationRowID: conversationRowID, tsKey: key))
+                }
+                continue
+            }
+            var raw = ""
+            if rawAvailable {
+                var range = sliced.elements[index]
+                if record.subtype == "message_changed",
+                    let inner = JSONSlicer.valueRange(ofKey: "message", in: sliced.bytes, object: range)
+                {
+                    range = inner
+                }
+                raw = String(decoding: sliced.bytes[range], as: UTF8.self)
+            }
+            switch preparer.prepare(record, raw: raw, conversationRowID: conversationRowID) {
+            case .success(let message): batch.messages.append(message)
+            case .failure(let rejection): batch.skipReasons[rejection.rawValue, default: 0] += 1
+            }
+        }
+    }
+}

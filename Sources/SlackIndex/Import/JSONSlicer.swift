@@ -1,0 +1,157 @@
+/// Minifies a JSON document and finds the byte ranges of the elements of its top-level array.
+///
+/// Day files are pretty-printed (Slack writes 4-space indentation), so decoding the minified bytes is faster and
+/// each element's minified bytes are the compact raw JSON the archive keeps. One pass, no allocation per element.
+/// It does not validate JSON: the decoder does that on the minified buffer.
+struct JSONSlicer {
+    /// The minified document.
+    var bytes: [UInt8]
+    /// The ranges of the top-level array's elements in `bytes` (empty when the document is not an array).
+    var elements: [Range<Int>]
+    /// True when the document's first value is an array.
+    var isArray: Bool
+
+    /// Minifies `input` and records the top-level array's elements.
+    ///
+    /// - Complexity: O(n) in the input's length.
+    init(_ input: UnsafeRawBufferPointer) {
+        var out = [UInt8]()
+        out.reserveCapacity(input.count)
+        var elements: [Range<Int>] = []
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var elementStart = -1
+        var sawFirst = false
+        var isArray = false
+        var i = 0
+        let n = input.count
+        // Skip a UTF-8 byte order mark.
+        if n >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { i = 3 }
+        while i < n {
+            let byte = input[i]
+            i += 1
+            if inString {
+                out.append(byte)
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                continue
+            case UInt8(ascii: "\""):
+                if depth == 1 && isArray && elementStart < 0 { elementStart = out.count }
+                inString = true
+                out.append(byte)
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                if !sawFirst {
+                    sawFirst = true
+                    isArray = byte == UInt8(ascii: "[")
+                } else if depth == 1 && isArray && elementStart < 0 {
+                    elementStart = out.count
+                }
+                depth += 1
+                out.append(byte)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if depth == 1 && isArray && elementStart >= 0 {
+                    elements.append(elementStart..<out.count)
+                    elementStart = -1
+                }
+                depth -= 1
+                out.append(byte)
+            case UInt8(ascii: ","):
+                if depth == 1 && isArray && elementStart >= 0 {
+                    elements.append(elementStart..<out.count)
+                    elementStart = -1
+                }
+                out.append(byte)
+            default:
+                if !sawFirst { sawFirst = true }
+                if depth == 1 && isArray && elementStart < 0 { elementStart = out.count }
+                out.append(byte)
+            }
+        }
+        self.bytes = out
+        self.elements = elements
+        self.isArray = isArray
+    }
+}
+
+extension JSONSlicer {
+    /// The range of the value stored under `key` directly inside the minified object at `object`, or nil.
+    ///
+    /// - Complexity: O(n) in the object's length.
+    static func valueRange(ofKey key: String, in bytes: [UInt8], object: Range<Int>) -> Range<Int>? {
+        let keyBytes = Array(key.utf8)
+        var i = object.lowerBound
+        guard i < object.upperBound, bytes[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        while i < object.upperBound {
+            // At a key (depth 1).
+            guard bytes[i] == UInt8(ascii: "\"") else { return nil }
+            let keyStart = i + 1
+            guard let keyEnd = stringEnd(bytes, from: i, limit: object.upperBound) else { return nil }
+            let matches = bytes[keyStart..<(keyEnd - 1)].elementsEqual(keyBytes)
+            i = keyEnd
+            guard i < object.upperBound, bytes[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            let valueStart = i
+            guard let valueEnd = valueEnd(bytes, from: i, limit: object.upperBound) else { return nil }
+            if matches { return valueStart..<valueEnd }
+            i = valueEnd
+            guard i < object.upperBound, bytes[i] == UInt8(ascii: ",") else { return nil }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The index just past the string starting at `start` (which holds a quote).
+    private static func stringEnd(_ bytes: [UInt8], from start: Int, limit: Int) -> Int? {
+        var i = start + 1
+        while i < limit {
+            switch bytes[i] {
+            case UInt8(ascii: "\\"): i += 2
+            case UInt8(ascii: "\""): return i + 1
+            default: i += 1
+            }
+        }
+        return nil
+    }
+
+    /// The index just past the value starting at `start`.
+    private static func valueEnd(_ bytes: [UInt8], from start: Int, limit: Int) -> Int? {
+        guard start < limit else { return nil }
+        switch bytes[start] {
+        case UInt8(ascii: "\""):
+            return stringEnd(bytes, from: start, limit: limit)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            var i = start
+            while i < limit {
+                switch bytes[i] {
+                case UInt8(ascii: "\""):
+                    guard let end = stringEnd(bytes, from: i, limit: limit) else { return nil }
+                    i = end
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 { return i + 1 }
+                default: break
+                }
+                i += 1
+            }
+            return nil
+        default:
+            var i = start
+            while i < limit, bytes[i] != UInt8(ascii: ","), bytes[i] != UInt8(ascii: "}") { i += 1 }
+            return i
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+
+/// Turns decoded message records into `PreparedMessage`s: normalised search text, flags, keys and hash.
+///
+/// Keeps the set of authors it has seen, so users absent from `users.json` (Slackbot, Slack Connect users, bots
+/// without a user) become placeholder users exactly once.
+struct MessagePreparer {
+    var names: NameDirectory
+    private var knownAuthors: Set<String>
+    /// Placeholder users found since the last `takePlaceholders()`.
+    private var placeholders: [User] = []
+    /// `https://NAME.slack.com` seen in file permalinks: the workspace's domain.
+    private(set) var domain: String?
+
+    init(names: NameDirectory) {
+        self.names = names
+        knownAuthors = Set(names.users.keys)
+    }
+
+    /// Placeholders found since the last call.
+    mutating func takePlaceholders() -> [User] {
+        defer { placeholders = [] }
+        return placeholders
+    }
+
+    /// Why a record cannot be stored, or nil when it can.
+    enum Rejection: String, Error {
+        case noTimestamp = "no valid ts"
+        case notAMessage = "not a message object"
+        case emptyRevision = "message_changed without a message"
+    }
+
+    /// Prepares one record (a `message_changed` record yields its new version).
+    ///
+    /// - Complexity: O(n) in the message's size.
+    mutating func prepare(
+        _ record: MessageRecord, raw: String, conversationRowID: Int64
+    ) -> Result<PreparedMessage, Rejection> {
+        var record = record
+        var revisionKey: Int64 = 0
+        if record.subtype == "message_changed" {
+            guard let inner = record.changedMessage.first else { return .failure(.emptyRevision) }
+            revisionKey = record.ts.flatMap(SlackTimestamp.parseKey) ?? 0
+            record = inner
+        }
+        guard let tsString = record.ts, let tsKey = SlackTimestamp.parseKey(tsString) else {
+            return .failure(.noTimestamp)
+        }
+        let author = record.authorID
+        if let author, !knownAuthors.contains(author) {
+            knownAuthors.insert(author)
+            let isBot = record.user == nil && record.botID != nil
+            let user = User(
+                id: author, handle: record.profileHandle ?? record.username ?? author,
+                realName: record.profileRealName, displayName: record.profileDisplayName, isBot: isBot,
+                isPlaceholder: true)
+            placeholders.append(user)
+            names.addUser(user)
+        }
+
+        let body = record.text.isEmpty ? (record.blockText ?? "") : record.text
+        let main = MrkdwnText.normalize(body, names: names)
+        var searchText = main.text
+        var extra = main.extra
+        var flags: MessageFlags = main.hasLink ? [.hasLink] : []
+        for attachment in record.attachments {
+            if attachment.hasLink { flags.insert(.hasLink) }
+            for piece in attachment.pieces {
+                let normalized = MrkdwnText.normalize(piece, names: names)
+                searchText += searchText.isEmpty ? normalized.text : "\n" + normalized.text
+                if !normalized.extra.isEmpty { extra += extra.isEmpty ? normalized.extra : " " + normalized.extra }
+                if normalized.hasLink { flags.insert(.hasLink) }
+            }
+        }
+        for file in record.files {
+            var parts: [String] = []
+            if let name = file.name, !name.isEmpty { parts.append(name) }
+            if let title = file.title, !title.isEmpty, !(file.name ?? "").hasPrefix(title) { parts.append(title) }
+            if !parts.isEmpty {
+                let joined = parts.joined(separator: " ")
+                searchText += searchText.isEmpty ? joined : "\n" + joined
+            }
+            if domain == nil, let permalink = file.permalink { domain = Self.slackDomain(permalink) }
+        }
+        if !record.files.isEmpty { flags.insert(.hasFile) }
+        if !record.reactions.isEmpty { flags.insert(.hasReaction) }
+        if record.isPinned { flags.insert(.pinned) }
+        if record.user == nil && record.botID != nil || record.subtype == "bot_message" { flags.insert(.bot) }
+
+        var threadTS = record.threadTS
+        var threadKey = threadTS.flatMap(SlackTimestamp.parseKey)
+        if threadKey == 0 {
+            threadKey = nil
+            threadTS = nil
+        }
+        if threadKey == nil || threadKey == tsKey { flags.insert(.topLevel) }
+        if threadKey == tsKey { flags.insert(.threadParent) }
+        if record.subtype == "thread_broadcast" { flags.insert(.broadcast) }
+
+        let editedKey = max(record.editedTS.flatMap(SlackTimestamp.parseKey) ?? 0, revisionKey)
+        var hash = StableHash()
+        hash.combine(record.text)
+        hash.combine(searchText)
+        hash.combine(extra)
+        hash.combine(record.subtype)
+        hash.combine(author)
+        hash.combine(record.username)
+        hash.combine(threadTS)
+        hash.combine(record.replyCount ?? 0)
+        hash.combine(record.editedTS)
+        hash.combine(flags.rawValue)
+        for reaction in record.reactions {
+            hash.combine(reaction.name)
+            hash.combine(Int64(reaction.count))
+            for user in reaction.users { hash.combine(user) }
+        }
+        for file in record.files {
+            hash.combine(file.id)
+            hash.combine(file.name)
+            hash.combine(file.title)
+            hash.combine(file.mode)
+        }
+        return .success(
+            PreparedMessage(
+                conversationRowID: conversationRowID, ts: tsString, tsKey: tsKey, userID: author,
+                username: record.username, subtype: record.subtype, threadTS: threadTS, threadKey: threadKey,
+                replyCount: record.replyCount ?? 0, editedTS: record.editedTS, editedKey: editedKey,
+                flags: flags.rawValue, text: record.text, searchText: searchText,
+                searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions, files: record.files))
+    }
+
+    /// `acme` from `https://acme.slack.com/…`.
+    static func slackDomain(_ url: String) -> String? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != ":" }
+        guard host.hasSuffix(".slack.com") else { return nil }
+        let name = host.dropLast(".slack.com".count)
+        guard !name.isEmpty, !name.contains(".") || name.hasSuffix(".enterprise") else { return nil }
+        return String(name)
+    }
+}

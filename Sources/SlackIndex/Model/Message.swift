@@ -1,0 +1,69 @@
+/// A message as read back from the archive, with what output and APIs need to show it.
+public struct Message: Sendable, Hashable {
+    /// The archive's row id (the keyset tie-breaker).
+    public var rowID: Int64
+    /// The conversation's Slack id.
+    public var conversationID: String
+    /// The conversation's name as people see it (`#general`, `@alice, bob`, `mpdm-…`).
+    public var conversation: String
+    public var ts: String
+    public var tsKey: Int64
+    public var userID: String?
+    /// The author's name (display, real, handle; a bot's username).
+    public var user: String?
+    /// The text as Slack wrote it (mrkdwn).
+    public var text: String
+    /// The normalised text (mentions and links resolved), used when `text` is empty (files, blocks, bots).
+    public var plainText: String
+    public var subtype: String?
+    public var threadTS: String?
+    public var replyCount: Int
+    public var editedTS: String?
+    public var isDeleted: Bool
+    public var flags: MessageFlags
+
+    public init(
+        rowID: Int64, conversationID: String, conversation: String, ts: String, tsKey: Int64, userID: String?,
+        user: String?, text: String, plainText: String, subtype: String?, threadTS: String?, replyCount: Int,
+        editedTS: String?, isDeleted: Bool, flags: MessageFlags
+    ) {
+        self.rowID = rowID
+        self.conversationID = conversationID
+        self.conversation = conversation
+        self.ts = ts
+        self.tsKey = tsKey
+        self.userID = userID
+        self.user = user
+        self.text = text
+        self.plainText = plainText
+        self.subtype = subtype
+        self.threadTS = threadTS
+        self.replyCount = replyCount
+        self.editedTS = editedTS
+        self.isDeleted = isDeleted
+        self.flags = flags
+    }
+
+    /// When the message was posted, in seconds since the epoch.
+    public var seconds: Int64 { tsKey / 1_000_000 }
+
+    public static func == (lhs: Message, rhs: Message) -> Bool { lhs.rowID == rhs.rowID && lhs.ts == rhs.ts }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rowID) }
+}
+
+extension MessageFlags: Hashable {}
+
+/// A search result: the message, its snippet and its rank.
+public struct SearchHit: Sendable {
+    public var message: Message
+    /// Text around the best match; matches wrapped in U+E000 … U+E001 (Slack's own highlight markers).
+    public var snippet: String
+    /// Lower is better (bm25).
+    public var score: Double
+}
+
+/// Slack's highlight markers, used in snippets.
+public enum Highlight {
+    public static let start = "\u{E000}"
+    public static let end = "\u{E001}"
+}

@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+
+/// The writes an import makes besides messages: workspace, users, conversations, placeholders, deletions.
+extension Archive {
+    /// Runs `body` in one write transaction.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.write(body)
+    }
+
+    /// Makes sure a workspace row exists for `teamID`, recording its domain when known; returns its row id.
+    static func upsertWorkspace(teamID: String, domain: String?, in db: Database) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO workspace (team_id, domain) VALUES (?, ?)
+                ON CONFLICT (team_id) DO UPDATE SET domain = coalesce(excluded.domain, workspace.domain)
+                """, arguments: [teamID, domain])
+        return try Int64.fetchOne(db, sql: "SELECT id FROM workspace WHERE team_id = ?", arguments: [teamID]) ?? 0
+    }
+
+    /// Inserts or updates members; a real record replaces a placeholder. Returns (added, updated).
+    static func upsertUsers(_ users: [UserRecord], in db: Database) throws -> (added: Int, updated: Int) {
+        var added = 0
+        var updated = 0
+        let existing = try db.cachedStatement(
+            sql: """
+                SELECT handle, real_name, display_name, is_bot, is_deleted, is_placeholder, time_zone, team_id
+                FROM user WHERE id = ?
+                """)
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO user (id, team_id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder,
+                    time_zone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
+                ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, handle = excluded.handle,
+                    real_name = excluded.real_name, display_name = excluded.display_name, is_bot = excluded.is_bot,
+                    is_deleted = excluded.is_deleted, is_placeholder = 0, time_zone = excluded.time_zone
+                """)
+        for user in users {
+            let handle = user.name ?? user.id
+            existing.setUncheckedArguments([user.id])
+            if let row = try Row.fetchOne(existing) {
+                let names: [String?] = [row[0], row[1], row[2], row[6], row[7]]
+                let bools: [Bool] = [row[3], row[4], row[5]]
+                let same =
+                    names == [handle, user.realName, user.displayName, user.timeZone, user.teamID]
+                    && bools == [user.isBot, user.deleted, false]
+                if same { continue }
+                updated += 1
+            } else {
+                added += 1
+            }
+            upsert.setUncheckedArguments([
+                user.id, user.teamID, handle, user.realName, user.displayName, user.isBot, user.deleted, user.timeZone,
+            ])
+            try upsert.execute()
+        }
+        return (added, updated)
+    }
+
+    /// Records users seen only in messages; never replaces a real member. Returns how many were new.
+    static func insertPlaceholders(_ users: [User], in db: Database) throws -> Int {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO user (id, handle, real_name, display_name, is_bot, is_placeholder) VALUES (?, ?, ?, ?, ?, 1)
+                ON CONFLICT (id) DO NOTHING
+                """)
+        var added = 0
+        for user in users {
+            statement.setUncheckedArguments([user.id, user.handle, user.realName, user.displayName, user.isBot])
+            try statement.execute()
+            added += db.changesCount
+        }
+        return added
+    }
+
+    /// A conversation to store, as an import or a sync learned it.
+    struct ConversationInput {
+        var slackID: String
+        var kind: ConversationKind
+        var name: String
+        var folder: String?
+        var created: Int64?
+        var topic: String?
+        var purpose: String?
+        var isArchived: Bool
+        var members: [String]
+    }
+
+    /// Inserts or updates a conversation keyed on its Slack id; returns its row id and what happened.
+    static func upsertConversation(
+        _ c: ConversationInput, workspaceID: Int64?, in db: Database
+    ) throws -> (rowID: Int64, outcome: UpsertOutcome) {
+        let members = MessageWriter.jsonArray(c.members)
+        if let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT id, kind, name, folder, created, topic, purpose, is_archived, members, workspace_id
+                FROM conversation WHERE slack_id = ?
+                """,
+            arguments: [c.slackID])
+        {
+            let rowID: Int64 = row[0]
+            let strings: [String?] = [row[1], row[2], row[3], row[5], row[6], row[8]]
+            let created: Int64? = row[4]
+            let archived: Bool = row[7]
+            let workspace: Int64? = row[9]
+            let same =
+                strings == [c.kind.rawValue, c.name, c.folder, c.topic, c.purpose, members]
+                && created == c.created && archived == c.isArchived
+                && (workspaceID == nil || workspace == workspaceID)
+            if same { return (rowID, .unchanged) }
+            try db.execute(
+                sql: """
+                    UPDATE conversation SET kind = ?, name = ?, folder = coalesce(?, folder),
+                        created = coalesce(?, created), topic = ?, purpose = ?, is_archived = ?, members = ?,
+                        workspace_id = coalesce(?, workspace_id)
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    c.kind.rawValue, c.name, c.folder, c.created, c.topic, c.purpose, c.isArchived, members,
+                    workspaceID, rowID,
+                ])
+            return (rowID, .updated)
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO conversation (slack_id, workspace_id, kind, name, folder, created, topic, purpose,
+                    is_archived, members)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                c.slackID, workspaceID, c.kind.rawValue, c.name, c.folder, c.created, c.topic, c.purpose,
+                c.isArchived, members,
+            ])
+        return (db.lastInsertedRowID, .added)
+    }
+
+    /// Every user the archive knows, for mention rendering.
+    static func knownUsers(in db: Database) throws -> [User] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder FROM user
+                """
+        ).map { row in
+            User(
+                id: row[0], handle: row[1], realName: row[2], displayName: row[3], isBot: row[4], isDeleted: row[5],
+                isPlaceholder: row[6])
+        }
+    }
+
+    /// Every conversation's Slack id and name, for channel references.
+    static func knownConversationNames(in db: Database) throws -> [(String, String)] {
+        try Row.fetchAll(db, sql: "SELECT slack_id, name FROM conversation").map { ($0[0], $0[1]) }
+    }
+
+    /// Marks a message deleted and removes it from the index. Returns false when the message is not stored.
+    static func markDeleted(conversationRowID: Int64, tsKey: Int64, in db: Database) throws -> Bool {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, is_deleted, search_text, search_extra FROM message
+                    WHERE conversation_id = ? AND ts_key = ?
+                    """, arguments: [conversationRowID, tsKey])
+        else { return false }
+        let id: Int64 = row[0]
+        let deleted: Bool = row[1]
+        if !deleted {
+            try MessageWriter.indexDelete(id: id, row[2], row[3], in: db)
+            try db.execute(sql: "UPDATE message SET is_deleted = 1 WHERE id = ?", arguments: [id])
+        }
+        return true
+    }
+}

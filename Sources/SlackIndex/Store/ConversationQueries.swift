@@ -1,0 +1,54 @@
+import GRDB
+
+extension Archive {
+    /// Finds a conversation by Slack id, `#name`, name or export folder name.
+    ///
+    /// - Throws: `StoreError.conversationNotFound` or `.ambiguousConversation` (listing the candidates).
+    /// - Complexity: O(log n) by id or name.
+    public func conversation(named reference: String) throws -> Conversation {
+        try pool.read { db in try Archive.conversation(named: reference, in: db) }
+    }
+
+    static func conversation(named reference: String, in db: Database) throws -> Conversation {
+        var name = reference
+        if name.hasPrefix("<#"), name.hasSuffix(">") {
+            name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" })
+        }
+        if name.hasPrefix("#") { name.removeFirst() }
+        let sql = "SELECT id, slack_id, kind, name, topic, purpose, is_archived, members FROM conversation"
+        if let row = try Row.fetchOne(db, sql: sql + " WHERE slack_id = ?", arguments: [name]) {
+            return conversation(row)
+        }
+        var rows = try Row.fetchAll(db, sql: sql + " WHERE name = ? OR folder = ?", arguments: [name, name])
+        if rows.isEmpty {
+            rows = try Row.fetchAll(
+                db, sql: sql + " WHERE name = ? COLLATE NOCASE OR folder = ? COLLATE NOCASE", arguments: [name, name])
+        }
+        if rows.count == 1 { return conversation(rows[0]) }
+        if rows.isEmpty { throw StoreError.conversationNotFound(reference) }
+        throw StoreError.ambiguousConversation(
+            reference, candidates: rows.map { "\(conversation($0).displayName) (\($0[1] as String))" })
+    }
+
+    /// Every conversation, by kind then name.
+    public func conversations() throws -> [Conversation] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members FROM conversation
+                    ORDER BY kind, name
+                    """
+            ).map(Archive.conversation)
+        }
+    }
+
+    static func conversation(_ row: Row) -> Conversation {
+        let membersJSON: String = row[7]
+        let members =
+            (try? JSONDecoderCache.decode([String].self, from: membersJSON)) ?? []
+        return Conversation(
+            rowID: row[0], id: row[1], kind: ConversationKind(rawValue: row[2]) ?? .channel, name: row[3],
+            topic: row[4], purpose: row[5], isArchived: row[6], members: members)
+    }
+}

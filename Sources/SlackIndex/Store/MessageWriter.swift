@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+
+/// Bulk upserts keyed on (conversation, ts), keeping the FTS index in step with explicit statements.
+///
+/// Explicit FTS inserts instead of triggers: triggers measured 2.6× slower during bulk import on this machine kind.
+/// All statements are cached; arguments are set unchecked (within ~3% of the raw C API).
+enum MessageWriter {
+    /// Inserts a new message or updates the stored one when this version is different and not older.
+    ///
+    /// A deleted message stays deleted (its text is updated but it does not return to search).
+    /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
+    static func upsert(_ m: PreparedMessage, in db: Database) throws -> UpsertOutcome {
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO message (conversation_id, ts, ts_key, user_id, username, subtype, thread_ts, thread_key,
+                    reply_count, edited_ts, edited_key, flags, text, search_text, search_extra, raw, hash)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (conversation_id, ts_key) DO NOTHING
+                """)
+        insert.setUncheckedArguments(arguments(m))
+        try insert.execute()
+        if db.changesCount == 1 {
+            let id = db.lastInsertedRowID
+            try indexInsert(id: id, m.searchText, m.searchExtra, in: db)
+            try writeAttachments(id: id, m, in: db)
+            return .added
+        }
+        let existing = try db.cachedStatement(
+            sql: """
+                SELECT id, hash, edited_key, is_deleted, search_text, search_extra FROM message
+                WHERE conversation_id = ? AND ts_key = ?
+                """)
+        existing.setUncheckedArguments([m.conversationRowID, m.tsKey])
+        guard let row = try Row.fetchOne(existing) else { return .unchanged }
+        let id: Int64 = row[0]
+        let hash: Int64 = row[1]
+        let editedKey: Int64 = row[2]
+        let deleted: Bool = row[3]
+        if hash == m.hash || m.editedKey < editedKey { return .unchanged }
+        let update = try db.cachedStatement(
+            sql: """
+                UPDATE message SET ts = ?, user_id = ?, username = ?, subtype = ?, thread_ts = ?, thread_key = ?,
+                    reply_count = ?, edited_ts = ?, edited_key = ?, flags = ?, text = ?, search_text = ?,
+                    search_extra = ?, raw = ?, hash = ?
+                WHERE id = ?
+                """)
+        update.setUncheckedArguments([
+            m.ts, m.userID, m.username, m.subtype, m.threadTS, m.threadKey, m.replyCount, m.editedTS, m.editedKey,
+            m.flags, m.text, m.searchText, m.searchExtra, m.raw, m.hash, id,
+        ])
+        try update.execute()
+        if !deleted {
+            let oldText: String = row[4]
+            let oldExtra: String = row[5]
+            if oldText != m.searchText || oldExtra != m.searchExtra {
+                try indexDelete(id: id, oldText, oldExtra, in: db)
+                try indexInsert(id: id, m.searchText, m.searchExtra, in: db)
+            }
+        }
+        try db.cachedStatement(sql: "DELETE FROM reaction WHERE message_id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM file WHERE message_id = ?").execute(arguments: [id])
+        try writeAttachments(id: id, m, in: db)
+        return .updated
+    }
+
+    private static func arguments(_ m: PreparedMessage) -> StatementArguments {
+        [
+            m.conversationRowID, m.ts, m.tsKey, m.userID, m.username, m.subtype, m.threadTS, m.threadKey,
+            m.replyCount, m.editedTS, m.editedKey, m.flags, m.text, m.searchText, m.searchExtra, m.raw, m.hash,
+        ]
+    }
+
+    static func indexInsert(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, ?, ?)")
+        statement.setUncheckedArguments([id, text, extra])
+        try statement.execute()
+    }
+
+    /// Removes a row from the external-content index; the values must be exactly the ones indexed.
+    static func indexDelete(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO message_fts (message_fts, rowid, search_text, search_extra) VALUES ('delete', ?, ?, ?)")
+        statement.setUncheckedArguments([id, text, extra])
+        try statement.execute()
+    }
+
+    private static func writeAttachments(id: Int64, _ m: PreparedMessage, in db: Database) throws {
+        if !m.reactions.isEmpty {
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO reaction (message_id, name, count, users) VALUES (?, ?, ?, ?)")
+            for reaction in m.reactions {
+                statement.setUncheckedArguments([id, reaction.name, reaction.count, jsonArray(reaction.users)])
+                try statement.execute()
+            }
+        }
+        if !m.files.isEmpty {
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO file (message_id, position, file_id, name, title, mimetype, filetype, size,
+                        mode, url_private, url_download, permalink)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for (position, file) in m.files.enumerated() {
+                statement.setUncheckedArguments([
+                    id, position, file.id, file.name, file.title, file.mimetype, file.filetype, file.size, file.mode,
+                    file.urlPrivate, file.urlPrivateDownload, file.permalink,
+                ])
+                try statement.execute()
+            }
+        }
+    }
+
+    /// A JSON array of strings (ids never need escaping beyond quotes and backslashes, but escape anyway).
+    static func jsonArray(_ strings: [String]) -> String {
+        var out = "["
+        for (index, string) in strings.enumerated() {
+            if index > 0 { out += "," }
+            out += "\""
+            for scalar in string.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                default:
+                    if scalar.value < 0x20 {
+                        out += String(format: "\\u%04x", scalar.value)
+                    } else {
+                        out.unicodeScalars.append(scalar)
+                    }
+                }
+            }
+            out += "\""
+        }
+        return out + "]"
+    }
+}

@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import SlackIndex
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import Slack exports (zip files or unpacked folders) into the archive.",
+        discussion: """
+            Streams one day file at a time; importing the same export again changes nothing and reports
+            its messages as unchanged. Malformed files are reported with their path and the rest imports.
+
+            Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be
+            imported.
+
+            Examples:
+              slackindex import export.zip
+              slackindex --db /tmp/test.sqlite import ./export-folder --json
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("Export zip files or folders.", valueName: "path"))
+    var paths: [String]
+
+    @Flag(help: "No progress output.")
+    var quiet = false
+
+    @Flag(help: "Print the summary as one JSON object.")
+    var json = false
+
+    func run() throws {
+        let archive = try global.openArchive()
+        let importer = Importer(archive: archive)
+        let reporter = ProgressReporter(enabled: !quiet)
+        let summary = importer.importPaths(paths) { progress in reporter.update(progress) }
+        reporter.finish()
+        if json {
+            Output.json(summary)
+        } else {
+            printSummary(summary, database: archive.path)
+        }
+        if summary.messagesRead == 0 && summary.conversationsAdded + summary.conversationsUpdated
+            + summary.conversationsUnchanged == 0
+        {
+            throw ExitCode(1)
+        }
+        if summary.hasSkips { throw ExitCode(2) }
+    }
+
+    private func printSummary(_ s: ImportSummary, database: String) {
+        for file in s.skippedFiles {
+            Output.error("skipped \(file.path): \(file.reason)")
+        }
+        for note in s.notes { Output.error("note: \(note)") }
+        if !s.ignoredFiles.isEmpty {
+            Output.error("note: \(s.ignoredFiles.count) non-day file(s) inside conversation folders were not imported"
+                + " (e.g. \(s.ignoredFiles[0])).")
+        }
+        let rate = s.seconds > 0 ? Double(s.messagesRead) / s.seconds : 0
+        Output.line(
+            "Imported \(s.sources.count) source(s) into \(database) in \(String(format: "%.1f", s.seconds)) s"
+                + " (\(Output.count(Int(rate))) messages/s)")
+        Output.line(
+            "  conversations: \(s.conversationsAdded) added, \(s.conversationsUpdated) updated, "
+                + "\(s.conversationsUnchanged) unchanged")
+        Output.line(
+            "  users:         \(s.usersAdded) added, \(s.usersUpdated) updated, \(s.placeholderUsers) placeholders")
+        Output.line(
+            "  messages:      \(Output.count(s.messagesAdded)) added, \(Output.count(s.messagesUpdated)) updated, "
+                + "\(Output.count(s.messagesUnchanged)) unchanged, \(Output.count(s.messagesSkipped)) skipped")
+        for (reason, count) in s.skipReasons.sorted(by: { $0.key < $1.key }) {
+            Output.line("    skipped \(count): \(reason)")
+        }
+        if !s.skippedFiles.isEmpty {
+            Output.line("  files skipped: \(s.skippedFiles.count) (listed above)")
+        }
+    }
+}
+
+/// Progress on stderr: a bar with rate and ETA on a terminal, a line every 5 s otherwise, nothing when quiet.
+///
+/// `@unchecked Sendable`: `update` is called from the importing thread only.
+final class ProgressReporter: @unchecked Sendable {
+    private let enabled: Bool
+    private var lastPrint = Date.distantPast
+    private var printedBar = false
+
+    init(enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    func update(_ p: ImportProgress) {
+        guard enabled else { return }
+        let now = Date()
+        let interval = Output.stderrIsTTY ? 0.1 : 5
+        guard now.timeIntervalSince(lastPrint) >= interval else { return }
+        lastPrint = now
+        let fraction = p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0
+        let eta = p.eta.map { String(format: "ETA %ds", Int($0.rounded())) } ?? "ETA --"
+        let counts =
+            "\(Output.count(p.messagesDone)) messages, \(Output.count(Int(p.rate))) msg/s, "
+            + "\(p.filesDone)/\(p.filesTotal) files, \(eta)"
+        if Output.stderrIsTTY {
+            let width = 30
+            let filled = Int(fraction * Double(width))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            Output.errorRaw("\r\u{1B}[K\(bar) \(Int(fraction * 100))%  \(counts)")
+            printedBar = true
+        } else {
+            Output.error("import: \(Int(fraction * 100))%, \(counts)")
+        }
+    }
+
+    func finish() {
+        if printedBar { Output.errorRaw("\r\u{1B}[K") }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import SlackIndex
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The only place that writes to the terminal: stdout for results, stderr for progress and diagnostics.
+enum Output {
+    static let stdoutIsTTY = isatty(1) == 1
+    static let stderrIsTTY = isatty(2) == 1
+
+    /// Prints one line of results.
+    static func line(_ text: String) {
+        print(text)
+    }
+
+    /// Prints a line to stderr.
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Writes to stderr without a newline (progress bars).
+    static func errorRaw(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Prints an Encodable value as one line of JSON.
+    static func json(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return }
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    static func flush() {
+        fflush(nil)
+    }
+
+    static func bold(_ text: String) -> String { stdoutIsTTY ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+    static func dim(_ text: String) -> String { stdoutIsTTY ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+
+    /// A snippet with Slack's U+E000/U+E001 markers turned into bold on a terminal, `**` elsewhere.
+    static func highlighted(_ snippet: String, color: Bool) -> String {
+        let (open, close) = color ? ("\u{1B}[1;33m", "\u{1B}[0m") : ("**", "**")
+        return snippet.replacingOccurrences(of: Highlight.start, with: open)
+            .replacingOccurrences(of: Highlight.end, with: close)
+    }
+
+    /// `2024-06-12 14:03` in the given time zone.
+    static func localTime(_ seconds: Int64, timeZone: TimeZone = .current) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    /// `1.2 GB`-style sizes.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// `12,345`.
+    static func count(_ value: Int) -> String {
+        let digits = String(value)
+        var out = ""
+        for (index, character) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { out += "," }
+            out.append(character)
+        }
+        return out
+    }
+
+    /// One line of text without newlines, cut to `width` characters.
+    static func oneLine(_ text: String, width: Int) -> String {
+        let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return flat.count > width ? String(flat.prefix(width - 1)) + "…" : flat
+    }
+}
+
+/// A message as the JSON lines of `search` and `history` show it.
+struct MessageJSON: Encodable {
+    var message: Message
+    var snippet: String?
+    var score: Double?
+
+    private enum CodingKeys: String, CodingKey {
+        case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
+        case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(message.conversationID, forKey: .conversationID)
+        try c.encode(message.conversation, forKey: .conversation)
+        try c.encode(message.ts, forKey: .ts)
+        try c.encode(message.userID, forKey: .userID)
+        try c.encode(message.user, forKey: .user)
+        try c.encode(message.text, forKey: .text)
+        try c.encode(message.threadTS, forKey: .threadTS)
+        try c.encode(message.replyCount, forKey: .replyCount)
+        try c.encode(message.subtype, forKey: .subtype)
+        try c.encode(message.editedTS, forKey: .edited)
+        if let snippet { try c.encode(Output.highlighted(snippet, color: false), forKey: .snippet) }
+        if let score { try c.encode(score, forKey: .score) }
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import SlackIndex
+
+struct SlackIndexCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "slackindex",
+        abstract: "A private, fast, searchable archive of Slack history on your own disk.",
+        discussion: """
+            Import a Slack export (zip or folder), then search it with Slack's own syntax and read
+            conversations page by page. Everything stays in one SQLite file (see --db).
+
+            Examples:
+              slackindex import ~/Downloads/my-workspace-export.zip
+              slackindex search "release notes" --limit 5
+              slackindex history '#general' --limit 20
+              slackindex stats
+            """,
+        subcommands: [ImportCommand.self, SearchCommand.self, HistoryCommand.self, StatsCommand.self]
+    )
+}
+
+@main
+enum Main {
+    /// Global options may come before the subcommand (`slackindex --db x.sqlite search foo`); argument-parser
+    /// reads a subcommand's options only after its name, so they are moved there first.
+    static func main() {
+        SlackIndexCommand.main(GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
+/// Moves global options written before the subcommand to just after it.
+enum GlobalArguments {
+    /// Options that take a value and belong to every command.
+    static let valued: Set<String> = ["--db"]
+
+    static func reordered(_ arguments: [String]) -> [String] {
+        var globals: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if valued.contains(argument), index + 1 < arguments.count {
+                globals += [argument, arguments[index + 1]]
+                index += 2
+            } else if let name = argument.split(separator: "=").first, valued.contains(String(name)) {
+                globals.append(argument)
+                index += 1
+            } else {
+                break
+            }
+        }
+        guard !globals.isEmpty, index < arguments.count else { return arguments }
+        return [arguments[index]] + globals + arguments[(index + 1)...]
+    }
+}
