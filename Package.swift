@@ -20,12 +20,18 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The FTS5 tokenizer: the only code that includes ICU headers (they clash with Foundation in Swift).
+        .target(
+            name: "CSlackTokenizer",
+            linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("sqlite3")]
+        ),
         .target(
             name: "SlackIndex",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 "CSlackZlib",
+                "CSlackTokenizer",
             ],
             swiftSettings: swiftSettings
         ),

@@ -37,8 +37,18 @@ enum Output {
         fflush(nil)
     }
 
-    static func bold(_ text: String) -> String { stdoutIsTTY ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
-    static func dim(_ text: String) -> String { stdoutIsTTY ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+    static func bold(_ text: String, color: Bool = stdoutIsTTY) -> String {
+        color ? "\u{1B}[1m\(text)\u{1B}[0m" : text
+    }
+    static func dim(_ text: String, color: Bool = stdoutIsTTY) -> String {
+        color ? "\u{1B}[2m\(text)\u{1B}[0m" : text
+    }
+
+    /// A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
     /// A snippet with Slack's U+E000/U+E001 markers turned into bold on a terminal, `**` elsewhere.
     static func highlighted(_ snippet: String, color: Bool) -> String {
@@ -94,7 +104,7 @@ struct MessageJSON: Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
-        case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score
+        case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score, permalink
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -109,6 +119,7 @@ struct MessageJSON: Encodable {
         try c.encode(message.replyCount, forKey: .replyCount)
         try c.encode(message.subtype, forKey: .subtype)
         try c.encode(message.editedTS, forKey: .edited)
+        try c.encode(message.permalink, forKey: .permalink)
         if let snippet { try c.encode(Output.highlighted(snippet, color: false), forKey: .snippet) }
         if let score { try c.encode(score, forKey: .score) }
     }

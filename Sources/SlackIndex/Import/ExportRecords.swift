@@ -66,7 +66,7 @@ struct ConversationRecord: Decodable, Sendable {
         name = c.lenientString(.name)
         created = c.lenientInt(.created)
         isArchived = c.lenientBool(.is_archived) ?? false
-        members = c.lossyArray(LenientString.self, .members).compactMap(\.value)
+        members = c.stringArray(.members)
         topic = (try? c.nestedContainer(keyedBy: TextKeys.self, forKey: .topic))?.lenientString(.value)
         purpose = (try? c.nestedContainer(keyedBy: TextKeys.self, forKey: .purpose))?.lenientString(.value)
         isPrivate = c.lenientBool(.is_private)
@@ -97,7 +97,7 @@ public struct ReactionRecord: Decodable, Sendable, Hashable {
             throw DecodingError.dataCorruptedError(forKey: .name, in: c, debugDescription: "reaction without name")
         }
         self.name = name
-        users = c.lossyArray(LenientString.self, .users).compactMap(\.value)
+        users = c.stringArray(.users)
         count = Int(c.lenientInt(.count) ?? Int64(users.count))
     }
 }

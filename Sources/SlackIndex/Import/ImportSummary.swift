@@ -28,6 +28,8 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var dayFiles = 0
     public var bytes: Int64 = 0
     public var seconds: Double = 0
+    /// Seconds spent in each phase (reader thread: read, decode, normalise; writer thread: write), which overlap.
+    public var phases = ImportPhases()
 
     public init() {}
 
@@ -61,6 +63,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         dayFiles += other.dayFiles
         bytes += other.bytes
         seconds += other.seconds
+        phases.add(other.phases)
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -82,6 +85,28 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         case dayFiles = "day_files"
         case bytes
         case seconds
+        case phases
+    }
+}
+
+/// Time per import phase, in seconds. Reading and writing run on two threads at once, so they overlap.
+public struct ImportPhases: Sendable, Codable, Equatable {
+    /// Reading files and inflating zip entries.
+    public var read: Double = 0
+    /// Minifying and decoding JSON.
+    public var decode: Double = 0
+    /// Normalising mrkdwn, building rows.
+    public var normalise: Double = 0
+    /// SQLite writes: rows and the FTS index.
+    public var write: Double = 0
+
+    public init() {}
+
+    mutating func add(_ other: ImportPhases) {
+        read += other.read
+        decode += other.decode
+        normalise += other.normalise
+        write += other.write
     }
 }
 

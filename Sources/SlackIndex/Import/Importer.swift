@@ -148,8 +148,8 @@ public final class Importer: Sendable {
             for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
         }
 
-        // 3. Day files: reader thread → bounded queue → this thread writes.
-        let files = source.dayFiles
+        // 3. Day files, date by date: reader thread → bounded queue → this thread writes.
+        let files = source.dayFiles.sorted { ($0.name, $0.folder) < ($1.name, $1.folder) }
         let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth)
         let reader = ReaderJob(
@@ -166,10 +166,14 @@ public final class Importer: Sendable {
         while let batch = queue.pop() {
             if writeError != nil { continue }  // drain so the reader can finish
             do {
+                let writeStart = ContinuousClock.now
+                defer { summary.phases.write += writeStart.duration(to: .now).seconds }
+                summary.phases.add(batch.phases)
                 try archive.write { db in
                     summary.placeholderUsers += try Archive.insertPlaceholders(batch.placeholders, in: db)
+                    let writer = try MessageWriter(db)
                     for message in batch.messages {
-                        switch try MessageWriter.upsert(message, in: db) {
+                        switch try writer.upsert(message) {
                         case .added: summary.messagesAdded += 1
                         case .updated: summary.messagesUpdated += 1
                         case .unchanged: summary.messagesUnchanged += 1
@@ -240,6 +244,7 @@ struct ReaderBatch: Sendable {
     var bytes: Int64 = 0
     var files = 0
     var domain: String?
+    var phases = ImportPhases()
 }
 
 /// The reader side of the pipeline: reads, minifies, decodes and prepares day files in order.
@@ -265,22 +270,42 @@ private final class ReaderJob: @unchecked Sendable {
         self.queue = queue
     }
 
+    /// Reads the export one date at a time across every conversation and hands the writer each day's messages in
+    /// ts order.
+    ///
+    /// Writing in global time order keeps every index append-only: the FTS index's rowid (the time-ordered sort
+    /// key), `message_sort` and `message_user`. Folder-by-folder order made FTS5 flush and merge overlapping
+    /// segments and cost ~45% more write time on the 1M-message benchmark.
     func run() {
         defer { queue.close() }
-        let decoder = JSONDecoder()
         var batch = ReaderBatch()
-        for file in files {
-            batch.files += 1
-            batch.bytes += file.size
-            guard let rowID = folderToRowID[file.folder] else { continue }
-            do {
-                let data = try source.read(file)
-                try prepare(data, file: file, conversationRowID: rowID, decoder: decoder, into: &batch)
-            } catch let error as ImportError {
-                batch.skippedFiles.append(.init(path: file.displayPath, reason: error.description))
-            } catch {
-                batch.skippedFiles.append(.init(path: file.displayPath, reason: "\(error)"))
+        var index = 0
+        while index < files.count {
+            // All files of one date (files are sorted by date, then folder).
+            var end = index + 1
+            while end < files.count && files[end].name == files[index].name { end += 1 }
+            let dayStart = batch.messages.count
+            for file in files[index..<end] {
+                batch.files += 1
+                batch.bytes += file.size
+                guard let rowID = folderToRowID[file.folder] else { continue }
+                do {
+                    let clock = ContinuousClock.now
+                    let data = try source.read(file)
+                    batch.phases.read += clock.duration(to: .now).seconds
+                    try prepare(data, file: file, conversationRowID: rowID, into: &batch)
+                } catch let error as ImportError {
+                    batch.skippedFiles.append(.init(path: file.displayPath, reason: error.description))
+                } catch {
+                    batch.skippedFiles.append(.init(path: file.displayPath, reason: "\(error)"))
+                }
             }
+            index = end
+            // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
+            let day = batch.messages[dayStart...].enumerated().sorted {
+                ($0.element.tsKey, $0.offset) < ($1.element.tsKey, $1.offset)
+            }.map(\.element)
+            batch.messages.replaceSubrange(dayStart..., with: day)
             if batch.messages.count >= batchSize {
                 batch.placeholders = preparer.takePlaceholders()
                 batch.domain = preparer.domain
@@ -294,21 +319,26 @@ private final class ReaderJob: @unchecked Sendable {
     }
 
     private func prepare(
-        _ data: Data, file: DayFileEntry, conversationRowID: Int64, decoder: JSONDecoder, into batch: inout ReaderBatch
+        _ data: Data, file: DayFileEntry, conversationRowID: Int64, into batch: inout ReaderBatch
     ) throws {
+        let decodeStart = ContinuousClock.now
         let sliced = data.withUnsafeBytes { JSONSlicer($0) }
         guard sliced.isArray else {
             throw ImportError.malformedJSON(path: file.displayPath, reason: "a day file must be a JSON array")
         }
-        let records: [Lossy<MessageRecord>]
-        do {
-            records = try decoder.decode([Lossy<MessageRecord>].self, from: Data(sliced.bytes))
-        } catch {
-            throw ImportError.malformedJSON(path: file.displayPath, reason: Importer.describe(error))
+        guard sliced.isComplete else {
+            throw ImportError.malformedJSON(path: file.displayPath, reason: "the file is truncated or not JSON")
         }
-        let rawAvailable = records.count == sliced.elements.count
+        // FastJSON (JSONCursor) instead of JSONDecoder: measured 7.7–9× faster on day files (≈ 490 MB/s vs
+        // 55–63 MB/s of minified JSON), the difference between ~20 s and ~2.5 s of CPU per million messages.
+        let records: [MessageRecord?] = sliced.bytes.withUnsafeBufferPointer { buffer in
+            sliced.elements.map { range in try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[range])) }
+        }
+        let normaliseStart = ContinuousClock.now
+        batch.phases.decode += decodeStart.duration(to: normaliseStart).seconds
+        defer { batch.phases.normalise += normaliseStart.duration(to: .now).seconds }
         for (index, element) in records.enumerated() {
-            guard let record = element.value else {
+            guard let record = element else {
                 batch.skipReasons[MessagePreparer.Rejection.notAMessage.rawValue, default: 0] += 1
                 continue
             }
@@ -318,16 +348,15 @@ private final class ReaderJob: @unchecked Sendable {
                 }
                 continue
             }
-            var raw = ""
-            if rawAvailable {
-                var range = sliced.elements[index]
-                if record.subtype == "message_changed",
-                    let inner = JSONSlicer.valueRange(ofKey: "message", in: sliced.bytes, object: range)
-                {
-                    range = inner
-                }
-                raw = String(decoding: sliced.bytes[range], as: UTF8.self)
+            var range = sliced.elements[index]
+            if record.subtype == "message_changed",
+                let inner = JSONSlicer.valueRange(ofKey: "message", in: sliced.bytes, object: range)
+            {
+                range = inner
             }
+            // `user_profile` repeats the author's profile in every message (a third of the bytes); the user
+            // table keeps the names, so the archive keeps the rest of the message as Slack wrote it.
+            let raw = JSONSlicer.text(of: range, in: sliced.bytes, removing: "user_profile")
             switch preparer.prepare(record, raw: raw, conversationRowID: conversationRowID) {
             case .success(let message): batch.messages.append(message)
             case .failure(let rejection): batch.skipReasons[rejection.rawValue, default: 0] += 1

@@ -10,6 +10,8 @@ struct JSONSlicer {
     var elements: [Range<Int>]
     /// True when the document's first value is an array.
     var isArray: Bool
+    /// True when brackets and quotes balance (a truncated file does not).
+    var isComplete: Bool
 
     /// Minifies `input` and records the top-level array's elements.
     ///
@@ -80,6 +82,7 @@ struct JSONSlicer {
         self.bytes = out
         self.elements = elements
         self.isArray = isArray
+        self.isComplete = depth == 0 && !inString && sawFirst
     }
 }
 
@@ -88,6 +91,32 @@ extension JSONSlicer {
     ///
     /// - Complexity: O(n) in the object's length.
     static func valueRange(ofKey key: String, in bytes: [UInt8], object: Range<Int>) -> Range<Int>? {
+        member(key, in: bytes, object: object)?.value
+    }
+
+    /// The compact text of the object at `object` without the member `key` (and its comma).
+    ///
+    /// - Complexity: O(n) in the object's length.
+    static func text(of object: Range<Int>, in bytes: [UInt8], removing key: String) -> String {
+        guard let found = member(key, in: bytes, object: object) else {
+            return String(decoding: bytes[object], as: UTF8.self)
+        }
+        var start = found.key
+        var end = found.value.upperBound
+        if end < object.upperBound, bytes[end] == UInt8(ascii: ",") {
+            end += 1
+        } else if start > object.lowerBound + 1, bytes[start - 1] == UInt8(ascii: ",") {
+            start -= 1
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(object.count - (end - start))
+        out.append(contentsOf: bytes[object.lowerBound..<start])
+        out.append(contentsOf: bytes[end..<object.upperBound])
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Where the member `key` of the minified object at `object` starts (its key's quote) and its value's range.
+    private static func member(_ key: String, in bytes: [UInt8], object: Range<Int>) -> (key: Int, value: Range<Int>)? {
         let keyBytes = Array(key.utf8)
         var i = object.lowerBound
         guard i < object.upperBound, bytes[i] == UInt8(ascii: "{") else { return nil }
@@ -95,6 +124,7 @@ extension JSONSlicer {
         while i < object.upperBound {
             // At a key (depth 1).
             guard bytes[i] == UInt8(ascii: "\"") else { return nil }
+            let keyQuote = i
             let keyStart = i + 1
             guard let keyEnd = stringEnd(bytes, from: i, limit: object.upperBound) else { return nil }
             let matches = bytes[keyStart..<(keyEnd - 1)].elementsEqual(keyBytes)
@@ -103,7 +133,7 @@ extension JSONSlicer {
             i += 1
             let valueStart = i
             guard let valueEnd = valueEnd(bytes, from: i, limit: object.upperBound) else { return nil }
-            if matches { return valueStart..<valueEnd }
+            if matches { return (keyQuote, valueStart..<valueEnd) }
             i = valueEnd
             guard i < object.upperBound, bytes[i] == UInt8(ascii: ",") else { return nil }
             i += 1

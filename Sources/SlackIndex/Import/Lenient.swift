@@ -27,9 +27,9 @@ struct LenientInt: Decodable, Sendable {
         if let int = try? container.decode(Int64.self) {
             value = int
         } else if let string = try? container.decode(String.self) {
-            value = Int64(string) ?? Double(string).map { Int64($0) }
+            value = Int64(string) ?? Double(string).flatMap { Int64(exactly: $0.rounded(.towardZero)) }
         } else if let double = try? container.decode(Double.self) {
-            value = Int64(double)
+            value = Int64(exactly: double.rounded(.towardZero))
         } else if let bool = try? container.decode(Bool.self) {
             value = bool ? 1 : 0
         } else {
@@ -71,18 +71,29 @@ extension Decodable {
 
 extension KeyedDecodingContainer {
     /// The string at `key` whether written as a string or a number; nil when absent, null or of another type.
+    ///
+    /// The typed call is tried first: it is the decoder's fast path (the lenient wrapper costs a nested decoder).
     func lenientString(_ key: Key) -> String? {
-        (try? decodeIfPresent(LenientString.self, forKey: key))?.flatMap { $0.value }
+        if let value = try? decodeIfPresent(String.self, forKey: key) { return value }
+        return (try? decodeIfPresent(LenientString.self, forKey: key))?.flatMap { $0.value }
     }
 
     /// The integer at `key` whether written as a number or a string; nil when absent or unreadable.
     func lenientInt(_ key: Key) -> Int64? {
-        (try? decodeIfPresent(LenientInt.self, forKey: key))?.flatMap { $0.value }
+        if let value = try? decodeIfPresent(Int64.self, forKey: key) { return value }
+        return (try? decodeIfPresent(LenientInt.self, forKey: key))?.flatMap { $0.value }
     }
 
     /// The bool at `key`; nil when absent or unreadable.
     func lenientBool(_ key: Key) -> Bool? {
-        (try? decodeIfPresent(LenientBool.self, forKey: key))?.flatMap { $0.value }
+        if let value = try? decodeIfPresent(Bool.self, forKey: key) { return value }
+        return (try? decodeIfPresent(LenientBool.self, forKey: key))?.flatMap { $0.value }
+    }
+
+    /// An array of strings (numbers read as strings, other elements dropped); empty when absent.
+    func stringArray(_ key: Key) -> [String] {
+        if let value = try? decodeIfPresent([String].self, forKey: key) { return value }
+        return lossyArray(LenientString.self, key).compactMap(\.value)
     }
 
     /// The array at `key` with unreadable elements dropped; empty when absent or not an array.

@@ -65,7 +65,7 @@ public struct MessageRecord: Decodable, Sendable {
             let joined = blocks.map(\.text).joined(separator: " ").trimmingCharacters(in: .whitespaces)
             blockText = joined.isEmpty ? nil : joined
         }
-        isPinned = !c.lossyArray(LenientString.self, .pinned_to).isEmpty
+        isPinned = !c.stringArray(.pinned_to).isEmpty
         deletedTS = c.lenientString(.deleted_ts)
         channel = c.lenientString(.channel)
         if let profile = try? c.nestedContainer(keyedBy: ProfileKeys.self, forKey: .user_profile) {

@@ -21,11 +21,16 @@ public struct Message: Sendable, Hashable {
     public var editedTS: String?
     public var isDeleted: Bool
     public var flags: MessageFlags
+    /// The row id: the archive's global time order (ts × 64 + tie-breaker), also the search index's rowid.
+    public var sortKey: Int64
+    /// The workspace's Slack domain (`acme` for acme.slack.com) when the archive knows it.
+    public var workspaceDomain: String?
 
     public init(
         rowID: Int64, conversationID: String, conversation: String, ts: String, tsKey: Int64, userID: String?,
         user: String?, text: String, plainText: String, subtype: String?, threadTS: String?, replyCount: Int,
-        editedTS: String?, isDeleted: Bool, flags: MessageFlags
+        editedTS: String?, isDeleted: Bool, flags: MessageFlags, sortKey: Int64,
+        workspaceDomain: String? = nil
     ) {
         self.rowID = rowID
         self.conversationID = conversationID
@@ -42,6 +47,20 @@ public struct Message: Sendable, Hashable {
         self.editedTS = editedTS
         self.isDeleted = isDeleted
         self.flags = flags
+        self.sortKey = sortKey
+        self.workspaceDomain = workspaceDomain
+    }
+
+    /// Slack's link to the message (`https://acme.slack.com/archives/C1/p1712345678000100`), when the domain is
+    /// known; replies carry their thread.
+    public var permalink: String? {
+        guard let workspaceDomain, !workspaceDomain.isEmpty else { return nil }
+        let base = "https://\(workspaceDomain).slack.com/archives/\(conversationID)/p"
+            + ts.replacingAll(".", "")
+        if let threadTS, threadTS != ts {
+            return base + "?thread_ts=\(threadTS)&cid=\(conversationID)"
+        }
+        return base
     }
 
     /// When the message was posted, in seconds since the epoch.

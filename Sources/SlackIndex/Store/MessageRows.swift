@@ -6,9 +6,10 @@ enum MessageRows {
     static let columns = """
         m.id, c.slack_id, c.kind, c.name, m.ts, m.ts_key, m.user_id,
         coalesce(nullif(u.display_name, ''), nullif(u.real_name, ''), u.handle, m.username, m.user_id),
-        m.text, m.search_text, m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags
+        m.text, m.search_text, m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags, m.id,
+        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id)
         """
-    static let columnCount = 16
+    static let columnCount = 18
 
     /// The joins that `columns` needs, after `FROM message m` (or an FTS table joined to `m`).
     static let joins = """
@@ -25,6 +26,7 @@ enum MessageRows {
             tsKey: row[offset + 5], userID: row[offset + 6], user: row[offset + 7], text: row[offset + 8],
             plainText: row[offset + 9], subtype: row[offset + 10], threadTS: row[offset + 11],
             replyCount: row[offset + 12], editedTS: row[offset + 13], isDeleted: row[offset + 14],
-            flags: MessageFlags(rawValue: row[offset + 15]))
+            flags: MessageFlags(rawValue: row[offset + 15]), sortKey: row[offset + 16] ?? 0,
+            workspaceDomain: row[offset + 17])
     }
 }

@@ -1,3 +1,4 @@
+import CSlackTokenizer
 import GRDB
 
 /// The archive's schema, as numbered migrations. Every schema change is a new migration; none is ever edited.
@@ -90,6 +91,90 @@ enum Migrations {
                     );
                     """)
         }
+        migrator.registerMigration("v2 slackindex tokenizer") { db in
+            // Case and diacritic folding that also handles combining accents and İ, plus ICU word breaking for
+            // CJK and Thai runs (Sources/CSlackTokenizer). Existing archives are re-indexed here.
+            //
+            // Message ids become globally time-ordered (ts in microseconds × 64 + a tie-breaker for messages of
+            // other conversations with the same ts). The index's rowid is the id, so FTS5 itself returns the
+            // newest matches first, stops early and applies date bounds as rowid ranges: that keeps very common
+            // words fast. Imports write day by day, so the table and the index still grow by appending.
+            try db.execute(
+                sql: """
+                    CREATE TABLE message_v2 (
+                        id INTEGER PRIMARY KEY,
+                        conversation_id INTEGER NOT NULL,
+                        ts TEXT NOT NULL,
+                        ts_key INTEGER NOT NULL,
+                        user_id TEXT,
+                        username TEXT,
+                        subtype TEXT,
+                        thread_ts TEXT,
+                        thread_key INTEGER,
+                        reply_count INTEGER NOT NULL DEFAULT 0,
+                        edited_ts TEXT,
+                        edited_key INTEGER NOT NULL DEFAULT 0,
+                        flags INTEGER NOT NULL DEFAULT 0,
+                        is_deleted INTEGER NOT NULL DEFAULT 0,
+                        text TEXT NOT NULL,
+                        search_text TEXT NOT NULL,
+                        search_extra TEXT NOT NULL,
+                        raw TEXT NOT NULL,
+                        hash INTEGER NOT NULL
+                    );
+                    CREATE TEMP TABLE message_id_map AS
+                        SELECT id AS old_id, ts_key * 64 + (row_number() OVER (PARTITION BY ts_key ORDER BY id) - 1)
+                            AS new_id
+                        FROM message;
+                    INSERT INTO message_v2
+                        SELECT map.new_id, conversation_id, ts, ts_key, user_id, username, subtype, thread_ts,
+                            thread_key, reply_count, edited_ts, edited_key, flags, is_deleted, text, search_text,
+                            search_extra, raw, hash
+                        FROM message JOIN message_id_map map ON map.old_id = message.id
+                        ORDER BY map.new_id;
+                    UPDATE reaction SET message_id = (SELECT new_id FROM message_id_map WHERE old_id = message_id);
+                    UPDATE file SET message_id = (SELECT new_id FROM message_id_map WHERE old_id = message_id);
+                    DROP TABLE message_id_map;
+                    DROP TABLE message_fts;
+                    DROP TABLE message;
+                    ALTER TABLE message_v2 RENAME TO message;
+                    CREATE UNIQUE INDEX message_key ON message(conversation_id, ts_key);
+                    CREATE INDEX message_thread ON message(conversation_id, thread_key, ts_key)
+                        WHERE thread_key IS NOT NULL;
+                    CREATE VIRTUAL TABLE message_fts USING fts5(
+                        search_text, search_extra,
+                        content = 'message', content_rowid = 'id',
+                        tokenize = 'slackindex'
+                    );
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    """)
+            try rebuildIndex(db)
+        }
         return migrator
+    }
+
+    /// The tokenizer build in this binary (rules version and ICU version).
+    static var tokenizerVersion: String { String(cString: slackindex_tokenizer_version()) }
+
+    /// Re-indexes every message not deleted, and records the tokenizer that did it.
+    static func rebuildIndex(_ db: Database) throws {
+        try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all')")
+        try db.execute(
+            sql: """
+                INSERT INTO message_fts (rowid, search_text, search_extra)
+                SELECT id, search_text, search_extra FROM message WHERE is_deleted = 0
+                """)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", arguments: [tokenizerVersion])
+    }
+
+    /// A different tokenizer (new rules, or an ICU that segments CJK differently) means the stored tokens no longer
+    /// match what queries produce: rebuild the index once.
+    static func rebuildIndexIfTokenizerChanged(_ writer: some DatabaseWriter) throws {
+        let stored = try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'")
+        }
+        guard stored != tokenizerVersion else { return }
+        try writer.write { db in try rebuildIndex(db) }
     }
 }

@@ -1,29 +1,274 @@
+import Foundation
 import GRDB
 
+/// A search with every name resolved to ids: what the store runs.
+public struct ResolvedSearch: Sendable {
+    /// FTS5 expression every hit matches (already quoted; never raw user text), or nil for filters only.
+    public var positive: String?
+    /// FTS5 expression no hit may match.
+    public var negative: String?
+    /// Posted at or after / before, in microseconds (`ts_key`).
+    public var lower: Int64?
+    public var upper: Int64?
+    /// Conversation row ids a hit must be in (any of), or nil for all.
+    public var inConversations: [Int64]?
+    public var notInConversations: [Int64] = []
+    /// Author ids a hit must have (any of), or nil for all.
+    public var fromUsers: [String]?
+    public var notFromUsers: [String] = []
+    /// `to:`: DMs with the user, or a mention of the user.
+    public var toUsers: [(userID: String, conversations: [Int64])] = []
+    /// `with:`: DMs with the user, or threads the user posted in.
+    public var withUsers: [(userID: String, conversations: [Int64])] = []
+    /// Flags a hit must all have (has:link, has:file, has:reaction, has:pin).
+    public var requiredFlags: MessageFlags = []
+    /// Reactions a hit must carry (`has::emoji:`), each name also matching its skin-tone variants.
+    public var reactions: [String] = []
+    /// `is:thread`.
+    public var inThread = false
+
+    public init() {}
+}
+
 extension Archive {
-    /// Runs an FTS5 MATCH expression (already compiled and quoted: never raw user text) ranked by bm25.
+    /// One candidate: its sort key, bm25 (lower is better) and time.
+    struct Candidate: Sendable {
+        var sortKey: Int64
+        var bm25: Double
+        var tsKey: Int64
+    }
+
+    /// Filter conditions over `message m` and their arguments, shared by every plan.
+    private static func conditions(_ s: ResolvedSearch) -> (sql: String, arguments: StatementArguments) {
+        var parts = ["m.is_deleted = 0"]
+        var arguments = StatementArguments()
+        func list(_ count: Int) -> String { "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")" }
+        if let ids = s.inConversations {
+            parts.append("m.conversation_id IN \(list(ids.count))")
+            arguments += StatementArguments(ids)
+        }
+        if !s.notInConversations.isEmpty {
+            parts.append("m.conversation_id NOT IN \(list(s.notInConversations.count))")
+            arguments += StatementArguments(s.notInConversations)
+        }
+        if let users = s.fromUsers {
+            parts.append("m.user_id IN \(list(users.count))")
+            arguments += StatementArguments(users)
+        }
+        if !s.notFromUsers.isEmpty {
+            parts.append("(m.user_id IS NULL OR m.user_id NOT IN \(list(s.notFromUsers.count)))")
+            arguments += StatementArguments(s.notFromUsers)
+        }
+        for (userID, dms) in s.toUsers {
+            parts.append(
+                """
+                (m.conversation_id IN \(list(dms.count)) OR m.id IN
+                    (SELECT rowid FROM message_fts WHERE message_fts MATCH ?))
+                """)
+            arguments += StatementArguments(dms)
+            arguments += [FTSExpression.literal(userID).map { "search_extra : " + $0 } ?? "\"\""]
+        }
+        for (userID, dms) in s.withUsers {
+            parts.append(
+                """
+                (m.conversation_id IN \(list(dms.count)) OR (m.thread_key IS NOT NULL AND EXISTS (
+                    SELECT 1 FROM message t WHERE t.conversation_id = m.conversation_id
+                    AND t.thread_key = m.thread_key AND t.user_id = ?)))
+                """)
+            arguments += StatementArguments(dms)
+            arguments += [userID]
+        }
+        if !s.requiredFlags.isEmpty {
+            parts.append("(m.flags & \(s.requiredFlags.rawValue)) = \(s.requiredFlags.rawValue)")
+        }
+        for name in s.reactions {
+            parts.append(
+                """
+                EXISTS (SELECT 1 FROM reaction r WHERE r.message_id = m.id
+                    AND (r.name = ? OR substr(r.name, 1, ?) = ?))
+                """)
+            arguments += [name, name.utf8.count + 2, name + "::"]
+        }
+        if s.inThread { parts.append("m.thread_key IS NOT NULL") }
+        if let negative = s.negative {
+            parts.append("m.id NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)")
+            arguments += [negative]
+        }
+        return (parts.joined(separator: " AND "), arguments)
+    }
+
+    /// The sort-key range of the time bounds: `[lower × 64, upper × 64)`.
+    private static func sortKeyRange(_ s: ResolvedSearch) -> (Int64, Int64) {
+        let low = s.lower.map { $0 &* 64 } ?? Int64.min
+        let high = s.upper.map { $0 &* 64 } ?? Int64.max
+        return (low, high)
+    }
+
+    /// Matching messages newest first (or oldest first), at most `limit`, with their bm25.
     ///
-    /// `FROM message_fts CROSS JOIN message` so MATCH drives the plan (a plain JOIN let SQLite run MATCH per row).
-    /// - Complexity: O(k log k) in the number of matching rows k (bm25 for each); see the query engine for the
-    ///   plan that bounds very common terms.
-    public func search(match: String, limit: Int) throws -> [SearchHit] {
+    /// FTS5 walks its doclists in rowid (= time) order and stops after `limit` rows pass the filters, so the cost
+    /// is bounded by `limit` for unfiltered queries however common the words are; bm25 is computed only for rows
+    /// returned. Date bounds become rowid ranges inside FTS5.
+    /// - Complexity: O(limit × log n) without selective filters; up to O(matches) with them.
+    func searchCandidates(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [Candidate] {
+        guard let positive = s.positive else { return [] }
+        let (where_, filterArguments) = Archive.conditions(s)
+        let (low, high) = Archive.sortKeyRange(s)
+        var arguments: StatementArguments = [positive, low, high]
+        arguments += filterArguments
+        arguments += [limit]
+        return try pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT message_fts.rowid, bm25(message_fts, 1.0, 0.4), m.ts_key
+                    FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
+                    WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
+                    ORDER BY message_fts.rowid \(newestFirst ? "DESC" : "ASC")
+                    LIMIT ?
+                    """)
+            return try Row.fetchAll(statement, arguments: arguments).map {
+                Candidate(sortKey: $0[0], bm25: $0[1], tsKey: $0[2])
+            }
+        }
+    }
+
+    /// The messages of the given sort keys with a snippet around the match, in the given order.
+    ///
+    /// - Complexity: O(k log n) for k keys.
+    func searchHits(sortKeys: [(Int64, Double)], match: String) throws -> [SearchHit] {
         try pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(MessageRows.columns), snippet(message_fts, 0, ?, ?, '…', 20)
+                    FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
+                    \(MessageRows.joins)
+                    WHERE message_fts MATCH ? AND message_fts.rowid = ?
+                    """)
+            var hits: [SearchHit] = []
+            for (sortKey, score) in sortKeys {
+                let arguments: StatementArguments = [Highlight.start, Highlight.end, match, sortKey]
+                guard let row = try Row.fetchOne(statement, arguments: arguments) else { continue }
+                var snippet: String = row[MessageRows.columnCount]
+                let message = MessageRows.message(row)
+                if !snippet.contains(Highlight.start) && snippet.isEmpty { snippet = message.plainText }
+                hits.append(SearchHit(message: message, snippet: snippet, score: score))
+            }
+            return hits
+        }
+    }
+
+    /// Messages matching filters only (no words), newest or oldest first.
+    ///
+    /// - Complexity: O(limit × log n) when the filters are not selective; SQLite picks the index
+    ///   (conversation, user or time) that fits the filters.
+    func filterOnly(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [SearchHit] {
+        let (where_, filterArguments) = Archive.conditions(s)
+        let (low, high) = Archive.sortKeyRange(s)
+        var arguments: StatementArguments = [low, high]
+        arguments += filterArguments
+        arguments += [limit]
+        return try pool.read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(MessageRows.columns),
-                        snippet(message_fts, 0, ?, ?, '…', 16), bm25(message_fts, 1.0, 0.4)
-                    FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
+                    SELECT \(MessageRows.columns)
+                    FROM message m
                     \(MessageRows.joins)
-                    WHERE message_fts MATCH ? AND m.is_deleted = 0
-                    ORDER BY bm25(message_fts, 1.0, 0.4), m.ts_key DESC
+                    WHERE m.id >= ? AND m.id < ? AND \(where_)
+                    ORDER BY m.id \(newestFirst ? "DESC" : "ASC")
                     LIMIT ?
-                    """, arguments: [Highlight.start, Highlight.end, match, max(0, limit)])
+                    """, arguments: arguments)
             return rows.map { row in
-                SearchHit(
-                    message: MessageRows.message(row), snippet: row[MessageRows.columnCount],
-                    score: row[MessageRows.columnCount + 1])
+                let message = MessageRows.message(row)
+                return SearchHit(message: message, snippet: message.plainText, score: 0)
             }
+        }
+    }
+
+    /// How many messages match.
+    ///
+    /// - Complexity: O(matches).
+    func searchCount(_ s: ResolvedSearch) throws -> Int {
+        let (where_, filterArguments) = Archive.conditions(s)
+        let (low, high) = Archive.sortKeyRange(s)
+        return try pool.read { db in
+            if let positive = s.positive {
+                var arguments: StatementArguments = [positive, low, high]
+                arguments += filterArguments
+                return try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
+                        WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
+                        """, arguments: arguments) ?? 0
+            }
+            var arguments: StatementArguments = [low, high]
+            arguments += filterArguments
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM message m WHERE m.id >= ? AND m.id < ? AND \(where_)",
+                arguments: arguments) ?? 0
+        }
+    }
+
+    /// Users whose id, handle, display name or real name is `name` (case-insensitive).
+    ///
+    /// - Complexity: O(users).
+    public func users(matching name: String) throws -> [User] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder FROM user
+                    WHERE id = ? OR handle = ? COLLATE NOCASE OR display_name = ? COLLATE NOCASE
+                        OR real_name = ? COLLATE NOCASE
+                    ORDER BY id
+                    """, arguments: [name, name, name, name]
+            ).map { row in
+                User(
+                    id: row[0], handle: row[1], realName: row[2], displayName: row[3], isBot: row[4],
+                    isDeleted: row[5], isPlaceholder: row[6])
+            }
+        }
+    }
+
+    /// Row ids of the DMs and group DMs that `userID` is a member of.
+    ///
+    /// - Complexity: O(conversations).
+    public func directConversations(of userID: String) throws -> [Int64] {
+        try pool.read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT c.id FROM conversation c, json_each(c.members) j
+                    WHERE c.kind IN ('dm', 'mpim') AND j.value = ?
+                    """, arguments: [userID])
+        }
+    }
+
+    /// DMs whose members are exactly `me` and `other` (or just `other`, when `me` is unknown).
+    func directMessages(with other: String, me: String?) throws -> [Int64] {
+        try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, members FROM conversation WHERE kind = 'dm'")
+            return rows.compactMap { row -> Int64? in
+                let members = (try? JSONDecoderCache.decode([String].self, from: row[1] as String)) ?? []
+                guard members.contains(other) else { return nil }
+                if let me, me != other, !members.contains(me) { return nil }
+                return row[0]
+            }
+        }
+    }
+
+    /// Conversations whose Slack id, name or folder is `name` (case-insensitive).
+    func conversations(matching name: String) throws -> [Conversation] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members FROM conversation
+                    WHERE slack_id = ? OR name = ? COLLATE NOCASE OR folder = ? COLLATE NOCASE
+                    ORDER BY id
+                    """, arguments: [name, name, name]
+            ).map(Archive.conversation)
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// `@unchecked Sendable`: every access to `items` and `closed` happens while holding `condition`.
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var items: [Element] = []
+    private var items: [Element?] = []
     private var head = 0
     private var closed = false
     private let capacity: Int
@@ -37,6 +37,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         while items.count == head && !closed { condition.wait() }
         guard items.count > head else { return nil }
         let element = items[head]
+        items[head] = nil  // release it now, not at the next compaction
         head += 1
         if head > 64 && head * 2 > items.count {
             items.removeFirst(head)

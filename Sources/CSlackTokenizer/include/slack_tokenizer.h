@@ -1,0 +1,54 @@
+/*
+ * slack_tokenizer.h - FTS5 tokenizer "slackindex" for the slackindex archive.
+ *
+ * Public header. Deliberately does NOT include ICU headers and does NOT
+ * include <sqlite3.h>: the sqlite3 connection type is only forward-declared,
+ * so this module never re-exports SQLite declarations and cannot clash with
+ * whatever module (system library target, SQLite3 module map, ...) the Swift
+ * side uses for SQLite. In Swift the function imports as
+ *     func slackindex_register_tokenizer(_ db: OpaquePointer!) -> Int32
+ * which accepts the same OpaquePointer that sqlite3_open_v2 hands out.
+ */
+#ifndef SLACK_TOKENIZER_H
+#define SLACK_TOKENIZER_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sqlite3 sqlite3;
+
+/* Name under which the tokenizer is registered: tokenize='slackindex' */
+#define SLACKINDEX_TOKENIZER_NAME "slackindex"
+
+/* Maximum length in bytes of an emitted (folded) token; longer tokens are
+ * truncated at a UTF-8 character boundary. The token's offsets still cover
+ * the whole original word, so highlight()/snippet() mark all of it. */
+#define SLACKINDEX_MAX_TOKEN_BYTES 64
+
+/*
+ * Registers the FTS5 tokenizer "slackindex" on this connection (must be
+ * called once per connection, before any FTS5 table using it is accessed).
+ * Usable as:
+ *   CREATE VIRTUAL TABLE t USING fts5(body, extra, tokenize='slackindex');
+ * Tokenizer arguments are accepted and ignored.
+ * Returns SQLITE_OK (0) or an SQLite error code.
+ */
+int slackindex_register_tokenizer(sqlite3 *db);
+
+/*
+ * Identifies the token stream this build produces, e.g. "slackindex-1 icu-72.1".
+ * The tokens are baked into the FTS5 index: if this string changes (new
+ * tokenizer rules, or a different ICU whose word-break dictionaries segment
+ * CJK/Thai differently), rebuild the index:
+ *   INSERT INTO t(t) VALUES('rebuild');
+ * Store it next to the index (e.g. in a meta table) and compare at startup.
+ * Returns a static string; thread-safe.
+ */
+const char *slackindex_tokenizer_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLACK_TOKENIZER_H */

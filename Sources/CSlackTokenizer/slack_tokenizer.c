@@ -1,0 +1,502 @@
+/*
+ * slack_tokenizer.c - FTS5 tokenizer "slackindex".
+ *
+ * Token = maximal run of letters/digits (L*, N*) plus attached marks (M*) and
+ * in-word joiners (ZWJ, ZWNJ, soft hyphen, word joiner). Everything else
+ * (including invalid UTF-8 bytes and NUL) separates.
+ *
+ *  - ASCII-only tokens: table-driven lowercase, no ICU calls at all.
+ *  - Tokens with non-ASCII: NFKC_Casefold (ICU), then NFD, drop combining
+ *    marks of script "Inherited" (U+0300.., Arabic harakat, VS, ...), NFC.
+ *    => cafe/café/cafe+U+0301 -> "cafe", İ -> "i", ß -> "ss", Ａ -> "a".
+ *  - Runs of Han/Hiragana/Katakana/Thai/Lao/Khmer/Myanmar (+ Common/Inherited
+ *    letters and marks inside them, e.g. the prolonged sound mark) are split
+ *    with ICU's UBRK_WORD dictionary break iterator; each word is folded with
+ *    NFKC_Casefold only (no mark removal: dakuten / Thai tone marks matter).
+ *
+ * Offsets handed to xToken are byte offsets into the original input.
+ * Folded tokens are truncated to SLACKINDEX_MAX_TOKEN_BYTES at a character
+ * boundary (non-ASCII tokens: only the first SI_FOLD_MAX_CP code points are
+ * folded, which is deterministic, so document and query agree).
+ *
+ * Threading: no global mutable state. Every Fts5Tokenizer instance owns its
+ * break iterator and buffers; ICU normalizer instances are ICU-owned,
+ * immutable and thread-safe. A re-entrant call on a busy instance gets a
+ * temporary private instance.
+ */
+#include "slack_tokenizer.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unicode/utypes.h>
+#include <unicode/uchar.h>
+#include <unicode/uscript.h>
+#include <unicode/ubrk.h>
+#include <unicode/unorm2.h>
+#include <unicode/utf16.h>
+#include <unicode/uvernum.h>
+
+/* Bump when the token stream changes for the same input. */
+#define SI_RULES_VERSION "1"
+
+#define SI_MAX_TOKEN SLACKINDEX_MAX_TOKEN_BYTES
+#define SI_FOLD_MAX_CP 64 /* code points of a non-ASCII word fed to the folder */
+#define SI_UBUF 1024      /* UTF-16 scratch buffers for normalisation */
+
+typedef struct SiTokenizer {
+  const UNormalizer2 *nfkccf;
+  const UNormalizer2 *nfd;
+  const UNormalizer2 *nfc;
+  UBreakIterator *bi; /* lazily opened, reused via ubrk_setText */
+  int busy;
+  UChar *run;   /* UTF-16 copy of a complex-script run */
+  int32_t *map; /* map[k] = byte offset of UTF-16 unit k of run; map[n] = end */
+  int32_t runCap;
+  UChar src[SI_FOLD_MAX_CP * 2 + 2];
+  UChar fa[SI_UBUF];
+  UChar fb[SI_UBUF];
+  char out[SI_MAX_TOKEN + 8];
+} SiTokenizer;
+
+typedef int (*SiXToken)(void *, int, const char *, int, int, int);
+
+/* ASCII: lowercase for [0-9A-Za-z], 0 for separators; 0 for bytes >= 0x80. */
+static const unsigned char si_lower[256] = {
+#define Z8 0, 0, 0, 0, 0, 0, 0, 0
+    Z8, Z8, Z8, Z8, Z8, Z8, /* 0x00-0x2F */
+    '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 0, 0, 0, 0, 0, 0,
+    0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o',
+    'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z', 0, 0, 0, 0, 0,
+    0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o',
+    'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z', 0, 0, 0, 0, 0,
+    Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8, Z8 /* 0x80-0xFF */
+#undef Z8
+};
+
+/* ---------------------------------------------------------------- UTF-8 -- */
+
+/* Strict decoder. Returns sequence length (1..4) and sets *cp, or 0 when the
+ * bytes at i are not a valid, shortest-form, non-surrogate UTF-8 sequence. */
+static inline int si_decode(const unsigned char *p, int n, int i, UChar32 *cp) {
+  unsigned c = p[i];
+  if (c < 0x80) { *cp = (UChar32)c; return 1; }
+  if (c < 0xC2) return 0;
+  if (c < 0xE0) {
+    if (i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) return 0;
+    *cp = (UChar32)(((c & 0x1F) << 6) | (p[i + 1] & 0x3F));
+    return 2;
+  }
+  if (c < 0xF0) {
+    if (i + 2 >= n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80) return 0;
+    UChar32 v = (UChar32)(((c & 0x0F) << 12) | ((p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F));
+    if (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return 3;
+  }
+  if (c < 0xF5) {
+    if (i + 3 >= n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80 ||
+        (p[i + 3] & 0xC0) != 0x80)
+      return 0;
+    UChar32 v = (UChar32)(((c & 0x07) << 18) | ((p[i + 1] & 0x3F) << 12) |
+                          ((p[i + 2] & 0x3F) << 6) | (p[i + 3] & 0x3F));
+    if (v < 0x10000 || v > 0x10FFFF) return 0;
+    *cp = v;
+    return 4;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------- classification -- */
+
+enum { SI_SEP = 0, SI_NORMAL, SI_COMMON, SI_COMPLEX, SI_CONT };
+
+static inline int si_is_complex_script(UScriptCode s) {
+  switch (s) {
+    case USCRIPT_HAN:
+    case USCRIPT_HIRAGANA:
+    case USCRIPT_KATAKANA:
+    case USCRIPT_KATAKANA_OR_HIRAGANA:
+    case USCRIPT_THAI:
+    case USCRIPT_LAO:
+    case USCRIPT_KHMER:
+    case USCRIPT_MYANMAR:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* Classification of a non-ASCII code point. */
+static int si_classify(UChar32 c) {
+  switch (u_charType(c)) {
+    case U_UPPERCASE_LETTER:
+    case U_LOWERCASE_LETTER:
+    case U_TITLECASE_LETTER:
+    case U_MODIFIER_LETTER:
+    case U_OTHER_LETTER:
+    case U_DECIMAL_DIGIT_NUMBER:
+    case U_LETTER_NUMBER:
+    case U_OTHER_NUMBER: {
+      UErrorCode e = U_ZERO_ERROR;
+      UScriptCode s = uscript_getScript(c, &e);
+      if (U_FAILURE(e)) return SI_NORMAL;
+      if (si_is_complex_script(s)) return SI_COMPLEX;
+      if (s == USCRIPT_COMMON || s == USCRIPT_INHERITED) return SI_COMMON;
+      return SI_NORMAL;
+    }
+    case U_NON_SPACING_MARK:
+    case U_ENCLOSING_MARK:
+    case U_COMBINING_SPACING_MARK:
+      return SI_CONT;
+    case U_FORMAT_CHAR:
+      /* soft hyphen, ZWNJ, ZWJ, word joiner: stay inside a word */
+      if (c == 0x00AD || c == 0x200C || c == 0x200D || c == 0x2060) return SI_CONT;
+      return SI_SEP;
+    default:
+      return SI_SEP;
+  }
+}
+
+/* Scan a "normal" (space-delimited script) token starting at i; returns end. */
+static int si_scan_normal(const unsigned char *p, int n, int i) {
+  while (i < n) {
+    unsigned c = p[i];
+    if (c < 0x80) {
+      if (!si_lower[c]) break;
+      i++;
+      continue;
+    }
+    UChar32 cp;
+    int l = si_decode(p, n, i, &cp);
+    if (!l) break;
+    int k = si_classify(cp);
+    if (k == SI_SEP || k == SI_COMPLEX) break;
+    i += l;
+  }
+  return i;
+}
+
+/* Scan a complex-script run (Han, kana, Thai, ...) starting at i; returns end. */
+static int si_scan_complex(const unsigned char *p, int n, int i) {
+  while (i < n) {
+    if (p[i] < 0x80) break;
+    UChar32 cp;
+    int l = si_decode(p, n, i, &cp);
+    if (!l) break;
+    int k = si_classify(cp);
+    if (k == SI_SEP || k == SI_NORMAL) break;
+    i += l;
+  }
+  return i;
+}
+
+/* -------------------------------------------------------------- folding -- */
+
+static inline int si_is_word_char(UChar32 c) {
+  return (U_GET_GC_MASK(c) & (U_GC_L_MASK | U_GC_N_MASK | U_GC_M_MASK)) != 0;
+}
+
+static inline int si_is_dropped_mark(UChar32 c) {
+  if (!(U_GET_GC_MASK(c) & U_GC_M_MASK)) return 0;
+  UErrorCode e = U_ZERO_ERROR;
+  return uscript_getScript(c, &e) == USCRIPT_INHERITED;
+}
+
+/* Normalise src[0..n) into dst; on overflow retry with a shorter (but
+ * deterministic) prefix. Returns length or -1. */
+static int32_t si_norm(const UNormalizer2 *nz, const UChar *src, int32_t n, UChar *dst,
+                       int32_t cap) {
+  for (;;) {
+    UErrorCode e = U_ZERO_ERROR;
+    int32_t len = unorm2_normalize(nz, src, n, dst, cap, &e);
+    if (U_SUCCESS(e)) return len; /* incl. U_STRING_NOT_TERMINATED_WARNING */
+    if (e != U_BUFFER_OVERFLOW_ERROR || n <= 1) return -1;
+    n /= 2;
+    if (n > 0 && U16_IS_TRAIL(src[n]) && U16_IS_LEAD(src[n - 1])) n--;
+    if (n <= 0) return -1;
+  }
+}
+
+/* UTF-16 -> UTF-8 into t->out, at most SI_MAX_TOKEN bytes, cut at a
+ * character boundary; skips anything that is not a letter/number/mark. */
+static int si_to_utf8(SiTokenizer *t, const UChar *u, int32_t n) {
+  char *o = t->out;
+  int len = 0;
+  int32_t i = 0;
+  while (i < n) {
+    UChar32 c;
+    U16_NEXT(u, i, n, c);
+    if (c < 0x80) {
+      unsigned char l = si_lower[c];
+      if (!l) continue;
+      if (len + 1 > SI_MAX_TOKEN) break;
+      o[len++] = (char)l;
+      continue;
+    }
+    if (!si_is_word_char(c)) continue;
+    if (c < 0x800) {
+      if (len + 2 > SI_MAX_TOKEN) break;
+      o[len++] = (char)(0xC0 | (c >> 6));
+      o[len++] = (char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      if (len + 3 > SI_MAX_TOKEN) break;
+      o[len++] = (char)(0xE0 | (c >> 12));
+      o[len++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      o[len++] = (char)(0x80 | (c & 0x3F));
+    } else {
+      if (len + 4 > SI_MAX_TOKEN) break;
+      o[len++] = (char)(0xF0 | (c >> 18));
+      o[len++] = (char)(0x80 | ((c >> 12) & 0x3F));
+      o[len++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      o[len++] = (char)(0x80 | (c & 0x3F));
+    }
+  }
+  return len;
+}
+
+/* Fold a UTF-16 word. removeMarks: drop Inherited-script combining marks
+ * (diacritics) after NFD. Result in t->out; returns byte length (0 = none). */
+static int si_fold_u16(SiTokenizer *t, const UChar *src, int32_t n, int removeMarks) {
+  int32_t la = si_norm(t->nfkccf, src, n, t->fa, SI_UBUF);
+  if (la <= 0) return 0;
+  if (!removeMarks) return si_to_utf8(t, t->fa, la);
+
+  int32_t lb = si_norm(t->nfd, t->fa, la, t->fb, SI_UBUF);
+  if (lb <= 0) return si_to_utf8(t, t->fa, la);
+  int32_t i = 0, w = 0;
+  int dropped = 0;
+  while (i < lb) {
+    int32_t s = i;
+    UChar32 c;
+    U16_NEXT(t->fb, i, lb, c);
+    if (c >= 0x300 && si_is_dropped_mark(c)) {
+      dropped = 1;
+      continue;
+    }
+    while (s < i) t->fb[w++] = t->fb[s++];
+  }
+  if (!dropped) return si_to_utf8(t, t->fa, la); /* NFKC_CF form unchanged */
+  if (w == 0) return 0;
+  la = si_norm(t->nfc, t->fb, w, t->fa, SI_UBUF);
+  if (la <= 0) return si_to_utf8(t, t->fb, w);
+  return si_to_utf8(t, t->fa, la);
+}
+
+/* Fold an original UTF-8 word p[start..end) that contains non-ASCII. */
+static int si_fold_utf8(SiTokenizer *t, const unsigned char *p, int start, int end) {
+  int32_t n = 0, cps = 0;
+  int i = start;
+  while (i < end && cps < SI_FOLD_MAX_CP) {
+    UChar32 c;
+    int l = si_decode(p, end, i, &c);
+    if (!l) { i++; continue; } /* cannot happen: scanner validated */
+    U16_APPEND_UNSAFE(t->src, n, c);
+    cps++;
+    i += l;
+  }
+  return si_fold_u16(t, t->src, n, 1);
+}
+
+/* ------------------------------------------------------ complex scripts -- */
+
+static int si_ensure_run(SiTokenizer *t, int32_t need) {
+  if (need <= t->runCap) return 1;
+  int64_t cap = t->runCap ? t->runCap : 256;
+  while (cap < need) cap *= 2;
+  if (cap > 0x7FFFFFF0) cap = need;
+  UChar *r = (UChar *)sqlite3_realloc64(t->run, (sqlite3_uint64)cap * sizeof(UChar));
+  if (!r) return 0;
+  t->run = r;
+  int32_t *m = (int32_t *)sqlite3_realloc64(t->map, (sqlite3_uint64)(cap + 1) * sizeof(int32_t));
+  if (!m) return 0;
+  t->map = m;
+  t->runCap = (int32_t)cap;
+  return 1;
+}
+
+static int si_emit_complex(SiTokenizer *t, void *ctx, SiXToken xToken, const unsigned char *p,
+                           int start, int end) {
+  if (!si_ensure_run(t, end - start + 2)) return SQLITE_NOMEM;
+  int32_t n16 = 0;
+  int i = start;
+  while (i < end) {
+    UChar32 c;
+    int l = si_decode(p, end, i, &c);
+    if (!l) { i++; continue; }
+    t->map[n16] = i;
+    if (c > 0xFFFF) t->map[n16 + 1] = i;
+    U16_APPEND_UNSAFE(t->run, n16, c);
+    i += l;
+  }
+  t->map[n16] = end;
+
+  UErrorCode e = U_ZERO_ERROR;
+  if (!t->bi) {
+    t->bi = ubrk_open(UBRK_WORD, "", NULL, 0, &e);
+    if (U_FAILURE(e)) {
+      if (t->bi) ubrk_close(t->bi);
+      t->bi = NULL;
+    }
+  }
+  if (t->bi) {
+    e = U_ZERO_ERROR;
+    ubrk_setText(t->bi, t->run, n16, &e);
+    if (U_FAILURE(e)) goto whole;
+    int32_t a = ubrk_first(t->bi);
+    int32_t b;
+    while ((b = ubrk_next(t->bi)) != UBRK_DONE) {
+      int32_t seg = b - a;
+      if (seg > 0) {
+        int32_t fn = seg > SI_FOLD_MAX_CP * 2 ? SI_FOLD_MAX_CP * 2 : seg;
+        if (fn < seg && U16_IS_LEAD(t->run[a + fn - 1])) fn--;
+        int len = si_fold_u16(t, t->run + a, fn, 0);
+        if (len > 0) {
+          int rc = xToken(ctx, 0, t->out, len, t->map[a], t->map[b]);
+          if (rc != SQLITE_OK) return rc;
+        }
+      }
+      a = b;
+    }
+    return SQLITE_OK;
+  }
+whole: {
+  int32_t fn = n16 > SI_FOLD_MAX_CP * 2 ? SI_FOLD_MAX_CP * 2 : n16;
+  if (fn < n16 && U16_IS_LEAD(t->run[fn - 1])) fn--;
+  int len = si_fold_u16(t, t->run, fn, 0);
+  if (len > 0) return xToken(ctx, 0, t->out, len, start, end);
+  return SQLITE_OK;
+}
+}
+
+/* ------------------------------------------------------------ tokenizer -- */
+
+static int si_tokenize_impl(SiTokenizer *t, void *ctx, const char *pText, int nText,
+                            SiXToken xToken) {
+  const unsigned char *p = (const unsigned char *)pText;
+  const int n = nText;
+  char *out = t->out;
+  int i = 0;
+  int rc = SQLITE_OK;
+
+  while (i < n) {
+    unsigned c = p[i];
+    if (c < 0x80) {
+      unsigned char l = si_lower[c];
+      if (!l) { i++; continue; }
+      /* ASCII fast path */
+      int start = i, k = 0;
+      do {
+        if (k < SI_MAX_TOKEN) out[k++] = (char)l;
+        i++;
+      } while (i < n && (l = si_lower[p[i]]) != 0);
+      if (i < n && p[i] >= 0x80) {
+        /* a non-ASCII character may continue this word (é, U+0301, ...) */
+        int end = si_scan_normal(p, n, i);
+        if (end > i) {
+          i = end;
+          int len = si_fold_utf8(t, p, start, end);
+          if (len > 0 && (rc = xToken(ctx, 0, out, len, start, end)) != SQLITE_OK) return rc;
+          continue;
+        }
+      }
+      if ((rc = xToken(ctx, 0, out, k, start, i)) != SQLITE_OK) return rc;
+      continue;
+    }
+
+    UChar32 cp;
+    int l = si_decode(p, n, i, &cp);
+    if (!l) { i++; continue; } /* invalid UTF-8: separator */
+    int kind = si_classify(cp);
+    if (kind == SI_SEP || kind == SI_CONT) { i += l; continue; }
+    int start = i;
+    if (kind == SI_COMPLEX) {
+      int end = si_scan_complex(p, n, i + l);
+      if ((rc = si_emit_complex(t, ctx, xToken, p, start, end)) != SQLITE_OK) return rc;
+      i = end;
+    } else {
+      int end = si_scan_normal(p, n, i + l);
+      int len = si_fold_utf8(t, p, start, end);
+      if (len > 0 && (rc = xToken(ctx, 0, out, len, start, end)) != SQLITE_OK) return rc;
+      i = end;
+    }
+  }
+  return SQLITE_OK;
+}
+
+static void si_free(SiTokenizer *t) {
+  if (!t) return;
+  if (t->bi) ubrk_close(t->bi);
+  sqlite3_free(t->run);
+  sqlite3_free(t->map);
+  sqlite3_free(t);
+}
+
+static SiTokenizer *si_new(void) {
+  SiTokenizer *t = (SiTokenizer *)sqlite3_malloc64(sizeof(SiTokenizer));
+  if (!t) return NULL;
+  memset(t, 0, sizeof(*t));
+  UErrorCode e = U_ZERO_ERROR;
+  t->nfkccf = unorm2_getNFKCCasefoldInstance(&e);
+  if (U_SUCCESS(e)) t->nfd = unorm2_getNFDInstance(&e);
+  if (U_SUCCESS(e)) t->nfc = unorm2_getNFCInstance(&e);
+  if (U_FAILURE(e) || !t->nfkccf || !t->nfd || !t->nfc) {
+    si_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+static int siCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **ppOut) {
+  (void)pCtx;
+  (void)azArg;
+  (void)nArg; /* arguments accepted and ignored */
+  SiTokenizer *t = si_new();
+  *ppOut = (Fts5Tokenizer *)t;
+  return t ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+static void siDelete(Fts5Tokenizer *p) { si_free((SiTokenizer *)p); }
+
+static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
+                      SiXToken xToken) {
+  /* Query, prefix-query, document and aux tokenization produce identical
+   * tokens, so `flags` needs no special handling. */
+  (void)flags;
+  SiTokenizer *t = (SiTokenizer *)pTok;
+  if (!pText || nText <= 0) {
+    if (!pText || nText == 0) return SQLITE_OK;
+    nText = (int)strlen(pText);
+  }
+  if (t->busy) { /* re-entrant use of a busy instance: private temporary */
+    SiTokenizer *tmp = si_new();
+    if (!tmp) return SQLITE_NOMEM;
+    int rc = si_tokenize_impl(tmp, pCtx, pText, nText, xToken);
+    si_free(tmp);
+    return rc;
+  }
+  t->busy = 1;
+  int rc = si_tokenize_impl(t, pCtx, pText, nText, xToken);
+  t->busy = 0;
+  return rc;
+}
+
+int slackindex_register_tokenizer(sqlite3 *db) {
+  fts5_api *api = NULL;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL);
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+  sqlite3_step(st);
+  rc = sqlite3_finalize(st);
+  if (rc != SQLITE_OK) return rc;
+  if (!api || api->iVersion < 2) return SQLITE_ERROR;
+  fts5_tokenizer tok = {siCreate, siDelete, siTokenize};
+  return api->xCreateTokenizer(api, SLACKINDEX_TOKENIZER_NAME, NULL, &tok, NULL);
+}
+
+const char *slackindex_tokenizer_version(void) {
+  return "slackindex-" SI_RULES_VERSION " icu-" U_ICU_VERSION;
+}
