@@ -45,7 +45,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SlackIndexTests",
-            dependencies: ["SlackIndex"],
+            // Depends on the executable so `swift test` builds it for the CLI tests.
+            dependencies: ["SlackIndex", "slackindex"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -35,16 +35,18 @@ struct ImportCommand: ParsableCommand {
         let reporter = ProgressReporter(enabled: !quiet)
         let summary = importer.importPaths(paths) { progress in reporter.update(progress) }
         reporter.finish()
+        let nothingImported =
+            summary.sources.isEmpty
+            || summary.messagesRead == 0
+                && summary.conversationsAdded + summary.conversationsUpdated + summary.conversationsUnchanged == 0
         if json {
             Output.json(summary)
+        } else if nothingImported {
+            for file in summary.skippedFiles { Output.error("Error: \(file.reason)") }
         } else {
             printSummary(summary, database: archive.path)
         }
-        if summary.messagesRead == 0 && summary.conversationsAdded + summary.conversationsUpdated
-            + summary.conversationsUnchanged == 0
-        {
-            throw ExitCode(1)
-        }
+        if nothingImported { throw ExitCode(1) }
         if summary.hasSkips { throw ExitCode(2) }
     }
 
@@ -83,7 +85,8 @@ struct ImportCommand: ParsableCommand {
 /// `@unchecked Sendable`: `update` is called from the importing thread only.
 final class ProgressReporter: @unchecked Sendable {
     private let enabled: Bool
-    private var lastPrint = Date.distantPast
+    /// The first report waits a moment, so quick imports print nothing but their summary.
+    private var lastPrint = Date()
     private var printedBar = false
 
     init(enabled: Bool) {
@@ -93,7 +96,7 @@ final class ProgressReporter: @unchecked Sendable {
     func update(_ p: ImportProgress) {
         guard enabled else { return }
         let now = Date()
-        let interval = Output.stderrIsTTY ? 0.1 : 5
+        let interval = Output.stderrIsTTY ? 0.2 : 5
         guard now.timeIntervalSince(lastPrint) >= interval else { return }
         lastPrint = now
         let fraction = p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0

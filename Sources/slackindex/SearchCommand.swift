@@ -28,7 +28,7 @@ struct SearchCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(parsing: .allUnrecognized, help: "The query (a leading -word is an excluded word, not a flag).")
+    @Argument(help: "The query (-word excludes a word; it is not read as a flag).")
     var query: [String] = []
 
     @Option(help: "How many results at most.")

@@ -48,7 +48,23 @@ enum GlobalArguments {
                 break
             }
         }
-        guard !globals.isEmpty, index < arguments.count else { return arguments }
-        return [arguments[index]] + globals + arguments[(index + 1)...]
+        guard index < arguments.count else { return arguments }
+        var rest = Array(arguments[(index + 1)...])
+        if arguments[index] == "search" { rest = excludedWordsLast(rest) }
+        return [arguments[index]] + globals + rest
+    }
+
+    /// Slack's `-word` exclusions look like short flags to argument-parser: move them behind `--`.
+    static func excludedWordsLast(_ arguments: [String]) -> [String] {
+        guard !arguments.contains("--") else { return arguments }
+        var options: [String] = []
+        var excluded: [String] = []
+        for argument in arguments {
+            let isExcludedWord =
+                argument.count > 1 && argument.hasPrefix("-") && !argument.hasPrefix("--") && argument != "-h"
+                && !(argument.dropFirst().first?.isNumber ?? false)
+            if isExcludedWord { excluded.append(argument) } else { options.append(argument) }
+        }
+        return excluded.isEmpty ? arguments : options + ["--"] + excluded
     }
 }

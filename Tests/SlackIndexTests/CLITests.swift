@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// Runs the built `slackindex` binary the way a user does and checks stdout, stderr and the exit status.
+@Suite struct CLITests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static let binary: URL? = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+            TestSupport.root.appendingPathComponent(".build/debug"),
+        ]
+        return candidates.map { $0.appendingPathComponent("slackindex") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = try #require(binary, "build the slackindex executable first")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func json(_ line: Substring) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test func importSearchHistoryStatsOnSampleData() throws {
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("cli.sqlite").path
+        let imported = try Self.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet"])
+        #expect(imported.status == 0)
+        #expect(imported.stdout.contains("messages:      3,000 added, 0 updated, 0 unchanged, 0 skipped"))
+        #expect(imported.stderr.isEmpty)
+
+        let again = try Self.run(["import", TestSupport.sampleZip, "--db", db, "--json"])
+        #expect(again.status == 0)
+        let summary = try Self.json(Substring(again.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(summary["messages_unchanged"] as? Int == 3_000)
+        #expect(summary["messages_added"] as? Int == 0)
+
+        let search = try Self.run(["--db", db, "search", "\"data descriptor\"", "--json", "--limit", "5"])
+        #expect(search.status == 0)
+        let lines = search.stdout.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.count <= 5)
+        for line in lines {
+            let hit = try Self.json(line)
+            for key in ["conversation_id", "conversation", "ts", "user_id", "user", "text", "snippet", "thread_ts"] {
+                #expect(hit.keys.contains(key), "missing \(key)")
+            }
+            #expect((hit["snippet"] as? String)?.lowercased().contains("**data descriptor**") == true)
+        }
+
+        let text = try Self.run(["--db", db, "search", "data", "descriptor", "--limit", "1"])
+        #expect(text.status == 0)
+        #expect(text.stdout.split(separator: "\n").count == 2)
+        #expect(text.stdout.contains("**data**"))
+
+        let history = try Self.run(["--db", db, "history", "#general", "--limit", "3", "--json"])
+        #expect(history.status == 0)
+        let ts = try history.stdout.split(separator: "\n").map { try Self.json($0)["ts"] as? String ?? "" }
+        #expect(ts.count == 3)
+        #expect(ts == ts.sorted())
+
+        let stats = try Self.run(["--db", db, "stats", "--json"])
+        let counts = try Self.json(Substring(stats.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(counts["messages"] as? Int == 3_000)
+        #expect(counts["conversations"] as? Int == 22)
+        #expect(counts["users"] as? Int == 45)
+
+        let viaEnvironment = try Self.run(["stats", "general", "--json"], environment: ["SLACKINDEX_DB": db])
+        #expect(viaEnvironment.status == 0)
+        #expect(viaEnvironment.stdout.contains("\"conversation\":\"#general\""))
+    }
+
+    @Test func exitStatusesTellWhatHappened() throws {
+        let dir = TestSupport.temporaryDirectory()
+        let db = dir.appendingPathComponent("exit.sqlite").path
+        let notExport = dir.appendingPathComponent("notes.txt")
+        try Data("hello".utf8).write(to: notExport)
+        let nothing = try Self.run(["--db", db, "import", notExport.path, "--quiet"])
+        #expect(nothing.status == 1)
+        #expect(nothing.stderr.contains("is not a Slack export"))
+
+        let partial = try TestSupport.minimalExport(days: [
+            "2023-11-14": MalformedInputTests.good, "2023-11-15": "[{",
+        ])
+        let some = try Self.run(["--db", db, "import", partial.path, "--quiet"])
+        #expect(some.status == 2)
+        #expect(some.stderr.contains("2023-11-15.json"))
+
+        let unknown = try Self.run(["--db", db, "history", "#nope"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("No conversation called '#nope'"))
+
+        let badLimit = try Self.run(["--db", db, "search", "x", "--limit", "0"])
+        #expect(badLimit.status == 64)
+    }
+
+    @Test(arguments: ["import", "search", "history", "stats"])
+    func everyCommandHasHelpWithAnExample(command: String) throws {
+        let help = try Self.run([command, "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("Examples:"))
+        #expect(help.stdout.contains("slackindex \(command)"))
+    }
+}

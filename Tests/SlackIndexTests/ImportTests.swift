@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import SlackIndex
+
+@Suite struct ImportTests {
+    /// Every stored message as comparable text: the archive's whole content, in key order.
+    static func dump(_ archive: Archive) throws -> [String] {
+        try archive.pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT c.slack_id || '|' || m.ts || '|' || m.id || '|' || coalesce(m.user_id, '') || '|' ||
+                        coalesce(m.thread_ts, '') || '|' || m.reply_count || '|' || m.flags || '|' || m.text || '|' ||
+                        m.search_text || '|' || m.search_extra || '|' || m.raw || '|' || m.hash
+                    FROM message m JOIN conversation c ON c.id = m.conversation_id
+                    ORDER BY c.slack_id, m.ts_key
+                    """)
+                + String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT message_id || '|' || name || '|' || count || '|' || users FROM reaction
+                        ORDER BY message_id, name
+                        """)
+                + String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT message_id || '|' || position || '|' || coalesce(name, '') || '|' ||
+                            coalesce(url_private, '') FROM file ORDER BY message_id, position
+                        """)
+        }
+    }
+
+    @Test func folderAndZipGiveIdenticalArchives() throws {
+        let fromFolder = try TestSupport.makeArchive()
+        let fromZip = try TestSupport.makeArchive()
+        let a = try Importer(archive: fromFolder).importExport(at: TestSupport.sampleFolder)
+        let b = try Importer(archive: fromZip).importExport(at: TestSupport.sampleZip)
+        #expect(a.messagesAdded == b.messagesAdded)
+        #expect(!a.hasSkips && !b.hasSkips)
+        let left = try Self.dump(fromFolder)
+        let right = try Self.dump(fromZip)
+        #expect(left.count > 3_000)
+        #expect(left == right)
+    }
+
+    @Test func countsEqualTheGeneratorSummary() throws {
+        let archive = try TestSupport.makeArchive()
+        let summary = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+        let expected = TestSupport.sampleSummary
+        let conversations = try #require(expected["conversations"] as? [String: Int])
+        let users = try #require(expected["users"] as? [String: Int])
+        #expect(summary.messagesAdded == expected["messages"] as? Int)
+        #expect(summary.messagesSkipped == 0)
+        #expect(summary.conversationsAdded == conversations.values.reduce(0, +))
+        #expect(summary.usersAdded == users["total_in_users_json"])
+        let stats = try archive.stats()
+        #expect(stats.messages == expected["messages"] as? Int)
+        #expect(stats.threads == expected["thread_parents"] as? Int)
+        #expect(stats.replies == expected["replies"] as? Int)
+        #expect(stats.conversationsByKind["channel"] == conversations["channel"])
+        #expect(stats.conversationsByKind["private"] == conversations["group"])
+        #expect(stats.conversationsByKind["dm"] == conversations["dm"])
+        #expect(stats.conversationsByKind["mpim"] == conversations["mpim"])
+        #expect(stats.users == users["total_in_users_json"])
+    }
+
+    @Test func reimportAddsNothing() throws {
+        let archive = try TestSupport.makeArchive()
+        let first = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+        let before = try Self.dump(archive)
+        let second = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        #expect(second.messagesAdded == 0)
+        #expect(second.messagesUpdated == 0)
+        #expect(second.messagesUnchanged == first.messagesAdded)
+        #expect(second.conversationsAdded == 0)
+        #expect(second.conversationsUnchanged == first.conversationsAdded)
+        #expect(try Self.dump(archive) == before)
+    }
+
+    @Test func overlappingExportsLeaveOneRowPerMessage() throws {
+        // Two exports that share days, where the shared copies differ only in volatile block ids.
+        let day1 = #"[{"type":"message","user":"U1","text":"first","ts":"1700000000.000100"}]"#
+        let day2a = #"""
+            [{"type":"message","user":"U1","text":"second","ts":"1700086400.000200",
+              "blocks":[{"type":"rich_text","block_id":"AAAA","elements":[]}]}]
+            """#
+        let day2b = day2a.replacingOccurrences(of: "AAAA", with: "BBBB")
+        let day3 = #"[{"type":"message","user":"U1","text":"third","ts":"1700172800.000300"}]"#
+        let a = try TestSupport.minimalExport(days: ["2023-11-14": day1, "2023-11-15": day2a])
+        let b = try TestSupport.minimalExport(days: ["2023-11-15": day2b, "2023-11-16": day3])
+        let archive = try TestSupport.makeArchive()
+        let importer = Importer(archive: archive)
+        let first = try importer.importExport(at: a.path)
+        let second = try importer.importExport(at: b.path)
+        #expect(first.messagesAdded == 2)
+        #expect(second.messagesAdded == 1)
+        #expect(second.messagesUnchanged == 1)
+        #expect(try archive.stats().messages == 3)
+    }
+
+    @Test func messageChangedRecordsAreRevisionsNotMessages() throws {
+        let day = #"""
+            [{"type":"message","user":"U1","text":"old text","ts":"1700000000.000100"},
+             {"type":"message","subtype":"message_changed","hidden":true,"ts":"1700000100.000000",
+              "thread_ts":"0000000000.000000","editor_id":"U1",
+              "message":{"type":"message","user":"U1","text":"new text","ts":"1700000000.000100",
+                         "edited":{"user":"U1","ts":"1700000100.000000"}},
+              "original":{"type":"message","user":"U1","text":"old text","ts":"1700000000.000100"}}]
+            """#
+        let export = try TestSupport.minimalExport(days: ["2023-11-14": day])
+        let archive = try TestSupport.makeArchive()
+        let summary = try Importer(archive: archive).importExport(at: export.path)
+        #expect(summary.messagesRead == 2)
+        #expect(try archive.stats().messages == 1)
+        let engine = SearchEngine(archive: archive)
+        #expect(try engine.search("new").hits.map(\.message.text) == ["new text"])
+        #expect(try engine.search("old").hits.isEmpty)
+        // Importing again (the original and then its revision) keeps the revision.
+        let again = try Importer(archive: archive).importExport(at: export.path)
+        #expect(again.messagesAdded == 0)
+        #expect(try engine.search("new").hits.count == 1)
+    }
+
+    @Test func threadsComeFromThreadTS() throws {
+        let archive = try TestSupport.sampleArchive()
+        let stats = try archive.stats()
+        #expect(stats.threads == TestSupport.sampleSummary["thread_parents"] as? Int)
+        // Every reply's parent is stored in the same conversation.
+        let orphans = try archive.pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM message r WHERE r.thread_key IS NOT NULL AND r.thread_key != r.ts_key
+                    AND NOT EXISTS (SELECT 1 FROM message p WHERE p.conversation_id = r.conversation_id
+                        AND p.ts_key = r.thread_key)
+                    """)
+        }
+        #expect(orphans == 0)
+    }
+
+    @Test func fileURLsLoseTheirTokens() {
+        #expect(
+            URLScrubber.strippingTokens("https://files.slack.com/x/a.png?t=xoxe-123&width=200")
+                == "https://files.slack.com/x/a.png?width=200")
+        #expect(URLScrubber.strippingTokens("https://x.y/z?token=abc") == "https://x.y/z")
+        #expect(URLScrubber.strippingTokens("https://x.y/z?a=1#frag") == "https://x.y/z?a=1#frag")
+    }
+
+    @Test func defaultDatabaseFollowsXDG() {
+        #expect(Archive.defaultPath(environment: ["SLACKINDEX_DB": "/x/y.sqlite"]) == "/x/y.sqlite")
+        #expect(
+            Archive.defaultPath(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/a"])
+                == "/data/slackindex/archive.sqlite")
+        #expect(
+            Archive.defaultPath(environment: ["HOME": "/home/a"]) == "/home/a/.local/share/slackindex/archive.sqlite")
+        #expect(
+            Archive.defaultPath(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/a"])
+                == "/home/a/.local/share/slackindex/archive.sqlite")
+    }
+
+    @Test(arguments: [
+        ("1612345678.000200", Int64(1_612_345_678_000_200)),
+        ("1612345678", Int64(1_612_345_678_000_000)),
+        ("1612345678.5", Int64(1_612_345_678_500_000)),
+        ("1612345678.1234567", Int64(1_612_345_678_123_456)),
+    ])
+    func timestampsStayExact(text: String, key: Int64) {
+        #expect(SlackTimestamp.parseKey(text) == key)
+    }
+
+    @Test(arguments: ["", ".5", "abc", "1.2.3", "-1", "1e9", "12345678901234"])
+    func badTimestampsAreRejected(text: String) {
+        #expect(SlackTimestamp.parseKey(text) == nil)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import SlackIndex
+
+/// Paths, temporary folders and tiny export builders shared by the tests.
+enum TestSupport {
+    /// The repository's root (two levels above this file's folder).
+    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let sampleData = root.appendingPathComponent("sample-data")
+    static let sampleFolder = sampleData.appendingPathComponent("export").path
+    static let sampleZip = sampleData.appendingPathComponent("export.zip").path
+    static let samplePages = sampleData.appendingPathComponent("pages").path
+
+    /// The generator's summary of sample-data (counts the tests compare against).
+    static var sampleSummary: [String: Any] {
+        let data = (try? Data(contentsOf: sampleData.appendingPathComponent("summary.json"))) ?? Data()
+        return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]) ?? [:]
+    }
+
+    /// A fresh temporary folder.
+    static func temporaryDirectory() -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("slackindex-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// A new empty archive in a temporary folder.
+    static func makeArchive() throws -> Archive {
+        try Archive(path: temporaryDirectory().appendingPathComponent("archive.sqlite").path)
+    }
+
+    /// An archive with sample-data's folder imported once (shared read-only fixture per call).
+    static func sampleArchive() throws -> Archive {
+        let archive = try makeArchive()
+        _ = try Importer(archive: archive).importExport(at: sampleFolder)
+        return archive
+    }
+
+    /// Writes an export folder from `relative path → file contents`.
+    @discardableResult
+    static func writeExport(_ files: [String: String], in folder: URL? = nil) throws -> URL {
+        let root = folder ?? temporaryDirectory().appendingPathComponent("export")
+        for (path, contents) in files {
+            let url = root.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(contents.utf8).write(to: url)
+        }
+        return root
+    }
+
+    /// The smallest valid export: one user, one channel, and the given day files of `general`.
+    static func minimalExport(days: [String: String], extra: [String: String] = [:]) throws -> URL {
+        var files: [String: String] = [
+            "users.json": #"[{"id": "U1", "name": "ann", "real_name": "Ann Lee", "team_id": "T1"}]"#,
+            "channels.json": #"[{"id": "C1", "name": "general", "created": "1433558319", "members": ["U1"]}]"#,
+        ]
+        for (day, contents) in days { files["general/\(day).json"] = contents }
+        files.merge(extra) { _, new in new }
+        return try writeExport(files)
+    }
+}
+
+/// Writes a stored (uncompressed) zip by hand, so tests control the name bytes and the UTF-8 flag exactly.
+struct ZipWriter {
+    private var body = Data()
+    private var central = Data()
+    private var count: UInt16 = 0
+
+    /// Adds a file whose name is the given bytes; `utf8Flag` sets general-purpose bit 11.
+    mutating func add(nameBytes: [UInt8], contents: Data, utf8Flag: Bool) {
+        let crc = ZipWriter.crc32(contents)
+        let flag: UInt16 = utf8Flag ? 0x0800 : 0
+        let offset = UInt32(body.count)
+        var local = Data()
+        local.append(le32(0x0403_4b50))
+        local.append(le16(20))
+        local.append(le16(flag))
+        local.append(le16(0))  // stored
+        local.append(le16(0))
+        local.append(le16(0))
+        local.append(le32(crc))
+        local.append(le32(UInt32(contents.count)))
+        local.append(le32(UInt32(contents.count)))
+        local.append(le16(UInt16(nameBytes.count)))
+        local.append(le16(0))
+        local.append(contentsOf: nameBytes)
+        body.append(local)
+        body.append(contents)
+        var entry = Data()
+        entry.append(le32(0x0201_4b50))
+        entry.append(le16(20))
+        entry.append(le16(20))
+        entry.append(le16(flag))
+        entry.append(le16(0))
+        entry.append(le16(0))
+        entry.append(le16(0))
+        entry.append(le32(crc))
+        entry.append(le32(UInt32(contents.count)))
+        entry.append(le32(UInt32(contents.count)))
+        entry.append(le16(UInt16(nameBytes.count)))
+        entry.append(le16(0))
+        entry.append(le16(0))
+        entry.append(le16(0))
+        entry.append(le16(0))
+        entry.append(le32(0))
+        entry.append(le32(offset))
+        entry.append(contentsOf: nameBytes)
+        central.append(entry)
+        count += 1
+    }
+
+    /// Adds a file with a UTF-8 name.
+    mutating func add(_ name: String, _ contents: String, utf8Flag: Bool = true) {
+        add(nameBytes: Array(name.utf8), contents: Data(contents.utf8), utf8Flag: utf8Flag)
+    }
+
+    /// The finished zip file.
+    func data() -> Data {
+        var out = body
+        let centralOffset = UInt32(out.count)
+        out.append(central)
+        out.append(le32(0x0605_4b50))
+        out.append(le16(0))
+        out.append(le16(0))
+        out.append(le16(count))
+        out.append(le16(count))
+        out.append(le32(UInt32(central.count)))
+        out.append(le32(centralOffset))
+        out.append(le16(0))
+        return out
+    }
+
+    private func le16(_ v: UInt16) -> Data { Data([UInt8(v & 0xff), UInt8(v >> 8)]) }
+    private func le32(_ v: UInt32) -> Data { Data((0..<4).map { UInt8((v >> (8 * $0)) & 0xff) }) }
+
+    static func crc32(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xffff_ffff
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xedb8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+}
