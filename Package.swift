@@ -8,7 +8,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "slackindex",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SlackIndex", targets: ["SlackIndex"]),
         .executable(name: "slackindex", targets: ["slackindex"]),

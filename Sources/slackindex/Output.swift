@@ -101,10 +101,12 @@ struct MessageJSON: Encodable {
     var message: Message
     var snippet: String?
     var score: Double?
+    var details: MessageDetails?
 
     private enum CodingKeys: String, CodingKey {
         case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
         case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score, permalink
+        case reactions, files, deleted
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -121,6 +123,18 @@ struct MessageJSON: Encodable {
         try c.encode(message.editedTS, forKey: .edited)
         try c.encode(message.permalink, forKey: .permalink)
         if let snippet { try c.encode(Output.highlighted(snippet, color: false), forKey: .snippet) }
+        if let details {
+            try c.encode(details.reactions.map { ReactionJSON(name: $0.name, count: $0.count, users: $0.users) }, forKey: .reactions)
+            try c.encode(details.files, forKey: .files)
+            try c.encode(message.isDeleted, forKey: .deleted)
+        }
         if let score { try c.encode(score, forKey: .score) }
     }
+}
+
+/// A reaction in JSON output.
+struct ReactionJSON: Encodable {
+    var name: String
+    var count: Int
+    var users: [String]
 }

@@ -15,7 +15,9 @@ struct SlackIndexCommand: ParsableCommand {
               slackindex history '#general' --limit 20
               slackindex stats
             """,
-        subcommands: [ImportCommand.self, SearchCommand.self, HistoryCommand.self, StatsCommand.self]
+        subcommands: [
+            ImportCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self, StatsCommand.self,
+        ]
     )
 }
 

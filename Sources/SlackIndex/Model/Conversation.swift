@@ -23,10 +23,12 @@ public struct Conversation: Sendable, Hashable, Codable {
     public var purpose: String?
     public var isArchived: Bool
     public var members: [String]
+    /// The workspace's Slack domain (`acme`), when known: permalinks need it.
+    public var workspaceDomain: String?
 
     public init(
         rowID: Int64, id: String, kind: ConversationKind, name: String, topic: String? = nil,
-        purpose: String? = nil, isArchived: Bool = false, members: [String] = []
+        purpose: String? = nil, isArchived: Bool = false, members: [String] = [], workspaceDomain: String? = nil
     ) {
         self.rowID = rowID
         self.id = id
@@ -36,6 +38,7 @@ public struct Conversation: Sendable, Hashable, Codable {
         self.purpose = purpose
         self.isArchived = isArchived
         self.members = members
+        self.workspaceDomain = workspaceDomain
     }
 
     /// How the conversation is shown to people: `#name` for channels, the name for DMs and group DMs.

@@ -55,6 +55,7 @@ extension Archive {
             ])
             try upsert.execute()
         }
+        if added + updated > 0 { try bumpUsersVersion(in: db) }
         return (added, updated)
     }
 
@@ -71,6 +72,7 @@ extension Archive {
             try statement.execute()
             added += db.changesCount
         }
+        if added > 0 { try bumpUsersVersion(in: db) }
         return added
     }
 

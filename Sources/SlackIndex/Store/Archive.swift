@@ -1,6 +1,7 @@
 import CSlackTokenizer
 import Foundation
 import GRDB
+import Synchronization
 
 /// The archive: one SQLite database in WAL mode, reached through a GRDB `DatabasePool`.
 ///
@@ -10,6 +11,10 @@ public final class Archive: Sendable {
     /// Where the database file is.
     public let path: String
     let pool: DatabasePool
+    /// User names for timeline reads, with the `users_version` they were read at.
+    let nameCache = Mutex<(version: String, names: [String: String])?>(nil)
+    /// Installed by the first `onMessageChanges` call.
+    let changeObserver = Mutex<MessageChangeObserver?>(nil)
 
     /// Opens (creating if needed) the archive at `path` and applies pending migrations.
     ///

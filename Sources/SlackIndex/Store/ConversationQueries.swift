@@ -15,7 +15,10 @@ extension Archive {
             name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" })
         }
         if name.hasPrefix("#") { name.removeFirst() }
-        let sql = "SELECT id, slack_id, kind, name, topic, purpose, is_archived, members FROM conversation"
+        let sql = """
+            SELECT id, slack_id, kind, name, topic, purpose, is_archived, members,
+                (SELECT domain FROM workspace w WHERE w.id = workspace_id) FROM conversation
+            """
         if let row = try Row.fetchOne(db, sql: sql + " WHERE slack_id = ?", arguments: [name]) {
             return conversation(row)
         }
@@ -36,7 +39,8 @@ extension Archive {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members FROM conversation
+                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members,
+                    (SELECT domain FROM workspace w WHERE w.id = workspace_id) FROM conversation
                     ORDER BY kind, name
                     """
             ).map(Archive.conversation)
@@ -49,6 +53,6 @@ extension Archive {
             (try? JSONDecoderCache.decode([String].self, from: membersJSON)) ?? []
         return Conversation(
             rowID: row[0], id: row[1], kind: ConversationKind(rawValue: row[2]) ?? .channel, name: row[3],
-            topic: row[4], purpose: row[5], isArchived: row[6], members: members)
+            topic: row[4], purpose: row[5], isArchived: row[6], members: members, workspaceDomain: row[8])
     }
 }

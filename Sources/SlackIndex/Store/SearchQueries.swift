@@ -264,7 +264,8 @@ extension Archive {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members FROM conversation
+                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members,
+                    (SELECT domain FROM workspace w WHERE w.id = workspace_id) FROM conversation
                     WHERE slack_id = ? OR name = ? COLLATE NOCASE OR folder = ? COLLATE NOCASE
                     ORDER BY id
                     """, arguments: [name, name, name]

@@ -1,4 +1,5 @@
 import GRDB
+import Synchronization
 
 /// A position in a conversation's history: keyset on (ts, row id).
 public struct TimelinePosition: Sendable, Hashable, Codable {
@@ -11,37 +12,94 @@ public struct TimelinePosition: Sendable, Hashable, Codable {
     }
 }
 
+/// Reactions and files of a message, for detailed output.
+public struct MessageDetails: Sendable, Hashable {
+    public var reactions: [ReactionRecord] = []
+    public var files: [StoredFile] = []
+
+    public init(reactions: [ReactionRecord] = [], files: [StoredFile] = []) {
+        self.reactions = reactions
+        self.files = files
+    }
+}
+
+/// File metadata as stored (URLs without tokens).
+public struct StoredFile: Sendable, Hashable, Codable {
+    public var id: String?
+    public var name: String?
+    public var title: String?
+    public var mimetype: String?
+    public var size: Int64?
+    public var mode: String?
+    public var urlPrivate: String?
+    public var permalink: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, title, mimetype, size, mode, permalink
+        case urlPrivate = "url_private"
+    }
+}
+
 extension Archive {
-    /// Which side of a position a history page reads.
-    public enum PageDirection: Sendable {
+    /// Which side of a position a page reads.
+    public enum PageDirection: String, Sendable, Codable {
         /// Messages strictly older than the position (or the newest messages when there is none).
         case before
         /// Messages strictly newer than the position (or the oldest messages when there is none).
         case after
     }
 
-    /// A page of a conversation's channel view: top-level messages and thread broadcasts, oldest to newest.
+    /// Which messages a page shows.
+    public enum PageScope: Sendable, Hashable {
+        /// The channel view: top-level messages and thread broadcasts.
+        case history
+        /// One thread: the parent and its replies.
+        case thread(threadKey: Int64)
+    }
+
+    /// A page of a conversation, oldest to newest.
     ///
-    /// Keyset pagination on `(ts_key, id)`: the cost is the same at any depth (no OFFSET).
+    /// Keyset pagination on `(ts_key, id)` through the `message_key` / `message_thread` indexes: the cost is the
+    /// same at any depth (no OFFSET). A position with `rowID == Int64.min`/`max` means "at this time".
     /// - Complexity: O(log n + limit).
-    public func historyPage(
-        conversation: Conversation, direction: PageDirection, from position: TimelinePosition?, limit: Int,
-        includeDeleted: Bool = false
+    public func page(
+        conversation: Conversation, scope: PageScope = .history, direction: PageDirection,
+        from position: TimelinePosition?, limit: Int, includeDeleted: Bool = false
     ) throws -> [Message] {
         try pool.read { db in
-            try Archive.historyPage(
-                conversationRowID: conversation.rowID, direction: direction, from: position, limit: limit,
+            try self.page(
+                conversation: conversation, scope: scope, direction: direction, from: position, limit: limit,
                 includeDeleted: includeDeleted, in: db)
         }
     }
 
-    static func historyPage(
-        conversationRowID: Int64, direction: PageDirection, from position: TimelinePosition?, limit: Int,
-        includeDeleted: Bool, in db: Database
+    /// Compatibility wrapper: a history page.
+    public func historyPage(
+        conversation: Conversation, direction: PageDirection, from position: TimelinePosition?, limit: Int,
+        includeDeleted: Bool = false
     ) throws -> [Message] {
-        let visible = "(m.flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0"
+        try page(
+            conversation: conversation, scope: .history, direction: direction, from: position, limit: limit,
+            includeDeleted: includeDeleted)
+    }
+
+    func page(
+        conversation: Conversation, scope: PageScope, direction: PageDirection, from position: TimelinePosition?,
+        limit: Int, includeDeleted: Bool, in db: Database
+    ) throws -> [Message] {
+        var arguments: StatementArguments = [conversation.rowID]
+        let scopeSQL: String
+        let index: String
+        switch scope {
+        case .history:
+            scopeSQL = "(m.flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0"
+            index = "message_key"
+        case .thread(let threadKey):
+            scopeSQL = "m.thread_key = ?"
+            arguments += [threadKey]
+            index = "message_thread"
+        }
         let deleted = includeDeleted ? "" : "AND m.is_deleted = 0"
-        var arguments: StatementArguments = [conversationRowID]
         var bound = ""
         if let position {
             bound =
@@ -52,17 +110,129 @@ extension Archive {
         }
         let order = direction == .before ? "DESC" : "ASC"
         arguments += [max(0, limit)]
-        let rows = try Row.fetchAll(
-            db,
+        let statement = try db.cachedStatement(
             sql: """
-                SELECT \(MessageRows.columns)
-                FROM message m INDEXED BY message_key
-                \(MessageRows.joins)
-                WHERE m.conversation_id = ? AND \(visible) \(deleted) \(bound)
+                SELECT \(TimelineRows.columns)
+                FROM message m INDEXED BY \(index)
+                WHERE m.conversation_id = ? AND \(scopeSQL) \(deleted) \(bound)
                 ORDER BY m.ts_key \(order), m.id \(order)
                 LIMIT ?
-                """, arguments: arguments)
-        let messages = rows.map { MessageRows.message($0) }
+                """)
+        let names = try userNames(in: db)
+        var messages: [Message] = []
+        messages.reserveCapacity(limit)
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() {
+            messages.append(TimelineRows.message(row, conversation: conversation, names: names))
+        }
         return direction == .before ? messages.reversed() : messages
+    }
+
+    /// A thread's parent row (by its ts), for `thread` commands and permalinks to replies.
+    public func message(conversation: Conversation, tsKey: Int64) throws -> Message? {
+        try pool.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT \(TimelineRows.columns) FROM message m WHERE m.conversation_id = ? AND m.ts_key = ?
+                    """, arguments: [conversation.rowID, tsKey])
+            return try row.map { TimelineRows.message($0, conversation: conversation, names: try self.userNames(in: db)) }
+        }
+    }
+
+    /// Reactions and files of the given messages.
+    ///
+    /// - Complexity: O(k log n) for k messages.
+    public func details(of rowIDs: [Int64]) throws -> [Int64: MessageDetails] {
+        guard !rowIDs.isEmpty else { return [:] }
+        return try pool.read { db in
+            var out: [Int64: MessageDetails] = [:]
+            let list = "(" + rowIDs.map { _ in "?" }.joined(separator: ",") + ")"
+            for row in try Row.fetchAll(
+                db, sql: "SELECT message_id, name, count, users FROM reaction WHERE message_id IN \(list)",
+                arguments: StatementArguments(rowIDs))
+            {
+                let users = (try? JSONDecoderCache.decode([String].self, from: row[3] as String)) ?? []
+                out[row[0], default: MessageDetails()].reactions.append(
+                    ReactionRecord(name: row[1], count: row[2], users: users))
+            }
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT message_id, file_id, name, title, mimetype, size, mode, url_private, permalink
+                    FROM file WHERE message_id IN \(list) ORDER BY message_id, position
+                    """, arguments: StatementArguments(rowIDs))
+            {
+                out[row[0], default: MessageDetails()].files.append(
+                    StoredFile(
+                        id: row[1], name: row[2], title: row[3], mimetype: row[4], size: row[5], mode: row[6],
+                        urlPrivate: row[7], permalink: row[8]))
+            }
+            return out
+        }
+    }
+
+    /// The `count` messages before position … for OFFSET comparison in benchmarks: the same page read with OFFSET.
+    ///
+    /// - Complexity: O(offset + limit): why timelines never use it.
+    public func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
+        try pool.read { db in
+            let visible = "(m.flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0"
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(TimelineRows.columns) FROM message m INDEXED BY message_key
+                    WHERE m.conversation_id = ? AND \(visible) AND m.is_deleted = 0
+                    ORDER BY m.ts_key DESC, m.id DESC LIMIT ? OFFSET ?
+                    """, arguments: [conversation.rowID, limit, offset])
+            let names = try userNames(in: db)
+            return rows.map { TimelineRows.message($0, conversation: conversation, names: names) }.reversed()
+        }
+    }
+}
+
+/// The lean column list of timeline reads: no joins; names come from `UserNameCache`.
+enum TimelineRows {
+    static let columns = """
+        m.id, m.ts, m.ts_key, m.user_id, m.username, m.text, m.search_text, m.subtype, m.thread_ts,
+        m.reply_count, m.edited_ts, m.is_deleted, m.flags
+        """
+
+    static func message(_ row: Row, conversation: Conversation, names: [String: String]) -> Message {
+        let userID: String? = row[3]
+        let username: String? = row[4]
+        return Message(
+            rowID: row[0], conversationID: conversation.id, conversation: conversation.displayName, ts: row[1],
+            tsKey: row[2], userID: userID, user: userID.flatMap { names[$0] } ?? username ?? userID,
+            text: row[5], plainText: row[6], subtype: row[7], threadTS: row[8], replyCount: row[9],
+            editedTS: row[10], isDeleted: row[11], flags: MessageFlags(rawValue: row[12]), sortKey: row[0],
+            workspaceDomain: conversation.workspaceDomain)
+    }
+}
+
+extension Archive {
+    /// User id → shown name, re-read only when the user table changed (`meta.users_version`, bumped in the same
+    /// transaction as every user write, so other processes' writes are seen too).
+    ///
+    /// - Complexity: O(1) when unchanged; O(users) after a change.
+    func userNames(in db: Database) throws -> [String: String] {
+        let version =
+            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'users_version'") ?? ""
+        if let cached = nameCache.withLock({ $0 }), cached.version == version { return cached.names }
+        var names: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, handle, real_name, display_name FROM user") {
+            names[row[0]] = User(id: row[0], handle: row[1], realName: row[2], displayName: row[3]).bestName
+        }
+        nameCache.withLock { $0 = (version, names) }
+        return names
+    }
+
+    /// Records that users changed (call inside the writing transaction).
+    static func bumpUsersVersion(in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO meta (key, value) VALUES ('users_version', '1')
+                ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+                """)
     }
 }
