@@ -17,6 +17,7 @@ struct SlackIndexCommand: ParsableCommand {
             """,
         subcommands: [
             ImportCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self, StatsCommand.self,
+            BenchCommand.self,
         ]
     )
 }
@@ -51,9 +52,16 @@ enum GlobalArguments {
             }
         }
         guard index < arguments.count else { return arguments }
-        var rest = Array(arguments[(index + 1)...])
-        if arguments[index] == "search" { rest = excludedWordsLast(rest) }
-        return [arguments[index]] + globals + rest
+        // The whole subcommand path (`bench search`), then the globals.
+        var path = [arguments[index]]
+        index += 1
+        if path[0] == "bench", index < arguments.count, ["import", "search", "timeline"].contains(arguments[index]) {
+            path.append(arguments[index])
+            index += 1
+        }
+        var rest = Array(arguments[index...])
+        if path == ["search"] { rest = excludedWordsLast(rest) }
+        return path + globals + rest
     }
 
     /// Slack's `-word` exclusions look like short flags to argument-parser: move them behind `--`.

@@ -17,7 +17,7 @@ public struct SearchOptions: Sendable {
     /// Who `me` is (`from:me`): a user id or handle.
     public var me: String?
     /// How many of the newest matches relevance ranking considers at most (bounds very common words).
-    public var candidateWindow = 2_000
+    public var candidateWindow = 1_000
     /// Today, for `today`/`yesterday` and month names.
     public var now = Date()
 

@@ -28,6 +28,12 @@ public struct ResolvedSearch: Sendable {
     public var inThread = false
 
     public init() {}
+
+    /// True when a filter needs the message row (anything but words and dates).
+    var hasRowFilters: Bool {
+        inConversations != nil || !notInConversations.isEmpty || fromUsers != nil || !notFromUsers.isEmpty
+            || !toUsers.isEmpty || !withUsers.isEmpty || !requiredFlags.isEmpty || !reactions.isEmpty || inThread
+    }
 }
 
 extension Archive {
@@ -112,18 +118,40 @@ extension Archive {
     /// - Complexity: O(limit × log n) without selective filters; up to O(matches) with them.
     func searchCandidates(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [Candidate] {
         guard let positive = s.positive else { return [] }
-        let (where_, filterArguments) = Archive.conditions(s)
         let (low, high) = Archive.sortKeyRange(s)
-        var arguments: StatementArguments = [positive, low, high]
-        arguments += filterArguments
-        arguments += [limit]
+        let order = newestFirst ? "DESC" : "ASC"
         return try pool.read { db in
+            if !s.hasRowFilters {
+                // Words (and dates) only: the index alone answers. Deleted messages are not in it, and the rowid
+                // is the message id, whose time is id / 64, so no message row is read at all.
+                var arguments: StatementArguments = [positive, low, high]
+                var negative = ""
+                if let excluded = s.negative {
+                    negative = "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
+                    arguments += [excluded]
+                }
+                arguments += [limit]
+                let statement = try db.cachedStatement(
+                    sql: """
+                        SELECT rowid, bm25(message_fts, 1.0, 0.4) FROM message_fts
+                        WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(negative)
+                        ORDER BY rowid \(order) LIMIT ?
+                        """)
+                return try Row.fetchAll(statement, arguments: arguments).map {
+                    let id: Int64 = $0[0]
+                    return Candidate(sortKey: id, bm25: $0[1], tsKey: id >> 6)
+                }
+            }
+            let (where_, filterArguments) = Archive.conditions(s)
+            var arguments: StatementArguments = [positive, low, high]
+            arguments += filterArguments
+            arguments += [limit]
             let statement = try db.cachedStatement(
                 sql: """
                     SELECT message_fts.rowid, bm25(message_fts, 1.0, 0.4), m.ts_key
                     FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
                     WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
-                    ORDER BY message_fts.rowid \(newestFirst ? "DESC" : "ASC")
+                    ORDER BY message_fts.rowid \(order)
                     LIMIT ?
                     """)
             return try Row.fetchAll(statement, arguments: arguments).map {
@@ -163,8 +191,22 @@ extension Archive {
     ///   (conversation, user or time) that fits the filters.
     func filterOnly(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [SearchHit] {
         let (where_, filterArguments) = Archive.conditions(s)
-        let (low, high) = Archive.sortKeyRange(s)
-        var arguments: StatementArguments = [low, high]
+        let order = newestFirst ? "DESC" : "ASC"
+        var arguments = StatementArguments()
+        let range: String
+        let orderBy: String
+        if let conversations = s.inConversations, conversations.count == 1 {
+            // One conversation: walk its (conversation, ts) index in time order instead of sorting its rows.
+            range = "m.ts_key >= ? AND m.ts_key < ?"
+            arguments += [s.lower ?? Int64.min, s.upper ?? Int64.max]
+            orderBy = "m.ts_key \(order)"
+        } else {
+            // Otherwise walk the table itself, whose ids are in time order, and stop after `limit` rows.
+            let (low, high) = Archive.sortKeyRange(s)
+            range = "m.id >= ? AND m.id < ?"
+            arguments += [low, high]
+            orderBy = "m.id \(order)"
+        }
         arguments += filterArguments
         arguments += [limit]
         return try pool.read { db in
@@ -174,8 +216,8 @@ extension Archive {
                     SELECT \(MessageRows.columns)
                     FROM message m
                     \(MessageRows.joins)
-                    WHERE m.id >= ? AND m.id < ? AND \(where_)
-                    ORDER BY m.id \(newestFirst ? "DESC" : "ASC")
+                    WHERE \(range) AND \(where_)
+                    ORDER BY \(orderBy)
                     LIMIT ?
                     """, arguments: arguments)
             return rows.map { row in

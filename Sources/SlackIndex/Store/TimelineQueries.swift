@@ -102,10 +102,13 @@ extension Archive {
         let deleted = includeDeleted ? "" : "AND m.is_deleted = 0"
         var bound = ""
         if let position {
+            // The plain `ts_key <= ?` bound lets SQLite seek in the index; the second term only breaks the tie at
+            // the position itself. (`a < ? OR (a = ? AND b < ?)` alone made SQLite scan from the end: the cost
+            // grew with depth, 5.5 ms at 50k deep instead of ~0.1 ms.)
             bound =
                 direction == .before
-                ? "AND (m.ts_key < ? OR (m.ts_key = ? AND m.id < ?))"
-                : "AND (m.ts_key > ? OR (m.ts_key = ? AND m.id > ?))"
+                ? "AND m.ts_key <= ? AND (m.ts_key < ? OR m.id < ?)"
+                : "AND m.ts_key >= ? AND (m.ts_key > ? OR m.id > ?)"
             arguments += [position.tsKey, position.tsKey, position.rowID]
         }
         let order = direction == .before ? "DESC" : "ASC"
@@ -193,18 +196,23 @@ extension Archive {
 
 /// The lean column list of timeline reads: no joins; names come from `UserNameCache`.
 enum TimelineRows {
+    /// `search_text` is read only when it differs from `text` in a way that matters (markup, entities, or an
+    /// empty text): most rows skip that string.
     static let columns = """
-        m.id, m.ts, m.ts_key, m.user_id, m.username, m.text, m.search_text, m.subtype, m.thread_ts,
-        m.reply_count, m.edited_ts, m.is_deleted, m.flags
+        m.id, m.ts, m.ts_key, m.user_id, m.username, m.text,
+        CASE WHEN m.text = '' OR instr(m.text, '<') OR instr(m.text, '&') THEN m.search_text END,
+        m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags
         """
 
     static func message(_ row: Row, conversation: Conversation, names: [String: String]) -> Message {
         let userID: String? = row[3]
         let username: String? = row[4]
+        let text: String = row[5]
+        let plain: String? = row[6]
         return Message(
             rowID: row[0], conversationID: conversation.id, conversation: conversation.displayName, ts: row[1],
             tsKey: row[2], userID: userID, user: userID.flatMap { names[$0] } ?? username ?? userID,
-            text: row[5], plainText: row[6], subtype: row[7], threadTS: row[8], replyCount: row[9],
+            text: text, plainText: plain ?? text, subtype: row[7], threadTS: row[8], replyCount: row[9],
             editedTS: row[10], isDeleted: row[11], flags: MessageFlags(rawValue: row[12]), sortKey: row[0],
             workspaceDomain: conversation.workspaceDomain)
     }

@@ -1,0 +1,166 @@
+import Foundation
+import GRDB
+
+/// Timeline benchmark: keyset pages at several depths beside OFFSET, cache hits, and a scroll workload.
+public struct TimelineBench: Sendable {
+    /// One depth's figures (milliseconds, p50 over the runs).
+    public struct Depth: Sendable, Codable {
+        public var conversation: String
+        public var depth: Int
+        public var keysetMs: Double
+        public var offsetMs: Double
+
+        private enum CodingKeys: String, CodingKey {
+            case conversation, depth
+            case keysetMs = "keyset_ms"
+            case offsetMs = "offset_ms"
+        }
+    }
+
+    /// The whole result.
+    public struct Result: Sendable, Codable {
+        public var pageSize: Int
+        public var depths: [Depth]
+        /// A page from the warm cache, p50 in milliseconds.
+        public var cacheHitMs: Double
+        /// The scroll workload: hit rate and latency.
+        public var hitRate: Double
+        public var scroll: LatencySummary
+        public var scrollSteps: Int
+
+        private enum CodingKeys: String, CodingKey {
+            case depths, scroll
+            case pageSize = "page_size"
+            case cacheHitMs = "cache_hit_ms"
+            case hitRate = "hit_rate"
+            case scrollSteps = "scroll_steps"
+        }
+    }
+
+    public var archive: Archive
+    public var pageSize = 50
+    public var runs = 200
+    public var depths = [0, 1_000, 10_000, 50_000, 150_000]
+    public var conversations = 1
+    public var scrollSteps = 2_000
+
+    public init(archive: Archive) {
+        self.archive = archive
+    }
+
+    /// Runs the benchmark.
+    public func run() throws -> Result {
+        let busiest = try archive.busiestConversations(limit: conversations)
+        var depthResults: [Depth] = []
+        for (conversation, visible) in busiest {
+            // The listed depths that fit, and the deepest page.
+            let fitting = depths.filter { $0 < visible - pageSize } + [max(0, visible - pageSize)]
+            for depth in Set(fitting).sorted() {
+                guard let position = try archive.position(in: conversation, depth: depth) else { continue }
+                var keyset: [Double] = []
+                var offset: [Double] = []
+                for _ in 0..<runs {
+                    keyset.append(
+                        try measure {
+                            _ = try archive.page(
+                                conversation: conversation, direction: .before, from: position, limit: pageSize)
+                        })
+                }
+                for _ in 0..<max(3, runs / 20) {
+                    offset.append(
+                        try measure { _ = try archive.offsetPage(conversation: conversation, offset: depth, limit: pageSize) })
+                }
+                depthResults.append(
+                    Depth(
+                        conversation: conversation.displayName, depth: depth,
+                        keysetMs: LatencySummary(seconds: keyset).p50, offsetMs: LatencySummary(seconds: offset).p50))
+            }
+        }
+        guard let (main, visible) = busiest.first else {
+            return Result(
+                pageSize: pageSize, depths: [], cacheHitMs: 0, hitRate: 0, scroll: LatencySummary(seconds: []),
+                scrollSteps: 0)
+        }
+        // Warm cache: the same page again and again.
+        let timeline = Timeline(archive: archive)
+        _ = try timeline.history(main, limit: pageSize)
+        var hits: [Double] = []
+        for _ in 0..<runs { hits.append(try measure { _ = try timeline.history(main, limit: pageSize) }) }
+        // Scroll: back and forth, and jumps to a random date, like a person reading.
+        let scrolling = Timeline(archive: archive)
+        var rng = SystemRandomNumberGenerator()
+        var page = try scrolling.history(main, limit: pageSize)
+        var samples: [Double] = []
+        let (first, last) = try archive.timeRange(of: main)
+        for _ in 0..<scrollSteps {
+            let roll = Int.random(in: 0..<100, using: &rng)
+            samples.append(
+                try measure {
+                    if roll < 55, let previous = page.previous {
+                        page = try scrolling.page(previous, limit: pageSize)
+                    } else if roll < 90, let next = page.next {
+                        page = try scrolling.page(next, limit: pageSize)
+                    } else if roll < 95 {
+                        page = try scrolling.history(main, limit: pageSize)
+                    } else {
+                        page = try scrolling.history(
+                            main, at: .around(Int64.random(in: first...max(first, last), using: &rng)), limit: pageSize)
+                    }
+                })
+        }
+        _ = visible
+        let stats = scrolling.stats()
+        return Result(
+            pageSize: pageSize, depths: depthResults, cacheHitMs: LatencySummary(seconds: hits).p50,
+            hitRate: stats.hitRate, scroll: LatencySummary(seconds: samples), scrollSteps: scrollSteps)
+    }
+}
+
+extension Archive {
+    /// The conversations with the most visible (history) messages, with their counts.
+    func busiestConversations(limit: Int) throws -> [(Conversation, Int)] {
+        let rows = try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT conversation_id, count(*) FROM message
+                    WHERE (flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0
+                        AND is_deleted = 0
+                    GROUP BY conversation_id ORDER BY 2 DESC LIMIT ?
+                    """, arguments: [limit])
+        }
+        return try rows.map { row in
+            let id: Int64 = row[0]
+            let slackID = try pool.read { db in
+                try String.fetchOne(db, sql: "SELECT slack_id FROM conversation WHERE id = ?", arguments: [id])
+            }
+            return (try conversation(named: slackID ?? ""), row[1])
+        }
+    }
+
+    /// The keyset position `depth` visible messages from the newest (setup for benchmarks; uses OFFSET once).
+    func position(in conversation: Conversation, depth: Int) throws -> TimelinePosition? {
+        try pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT ts_key, id FROM message INDEXED BY message_key
+                    WHERE conversation_id = ? AND
+                        (flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0
+                        AND is_deleted = 0
+                    ORDER BY ts_key DESC, id DESC LIMIT 1 OFFSET ?
+                    """, arguments: [conversation.rowID, depth]
+            ).map { TimelinePosition(tsKey: $0[0], rowID: $0[1]) }
+        }
+    }
+
+    /// Oldest and newest message time in a conversation (µs).
+    func timeRange(of conversation: Conversation) throws -> (Int64, Int64) {
+        try pool.read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT min(ts_key), max(ts_key) FROM message WHERE conversation_id = ?",
+                arguments: [conversation.rowID])
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import SlackIndex
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure import, search and timeline speed on your own archive.",
+        discussion: """
+            Examples:
+              slackindex bench import export.zip
+              slackindex bench search --runs 3 --json
+              slackindex bench timeline
+            """,
+        subcommands: [Import.self, Search.self, TimelineBenchCommand.self])
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Import an export into a scratch database: messages/s, MB/s, peak memory, time per phase.",
+            discussion: """
+                Examples:
+                  slackindex bench import export.zip --json
+                """)
+
+        @Argument(help: "An export zip or folder.")
+        var path: String
+
+        @Flag(help: "Print one JSON object.")
+        var json = false
+
+        func run() throws {
+            let reporter = ProgressReporter(enabled: !json)
+            let result = try ImportBench(path: path).run { reporter.update($0) }
+            reporter.finish()
+            if json { return Output.json(result) }
+            Output.line("import of \(path)")
+            Output.line(String(format: "  messages        %@", Output.count(result.messages)))
+            Output.line(String(format: "  time            %.1f s", result.seconds))
+            Output.line(String(format: "  throughput      %@ messages/s, %.1f MB/s", Output.count(Int(result.messagesPerSecond)), result.megabytesPerSecond))
+            Output.line(String(format: "  peak RSS        %.0f MB", result.peakRSSMB))
+            Output.line(String(format: "  database        %@", Output.bytes(result.databaseBytes)))
+            Output.line("  phases (reader and writer threads overlap):")
+            Output.line(String(format: "    read/inflate  %.1f s", result.phases.read))
+            Output.line(String(format: "    decode        %.1f s", result.phases.decode))
+            Output.line(String(format: "    normalise     %.1f s", result.phases.normalise))
+            Output.line(String(format: "    write+index   %.1f s", result.phases.write))
+        }
+    }
+
+    struct Search: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "search",
+            abstract: "Run a search workload against the archive: p50/p95/p99/max latency and hits.",
+            discussion: """
+                The built-in workload draws 200 queries from the archive's own vocabulary with a fixed seed:
+                rare, medium and very common words, phrases, prefixes, words with filters, filters alone.
+                --queries FILE takes one query per line instead.
+
+                Examples:
+                  slackindex bench search
+                  slackindex bench search --queries my-queries.txt --runs 5 --json
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("One query per line (default: the built-in workload).", valueName: "file"))
+        var queries: String?
+
+        @Option(help: "Timed passes over the workload.")
+        var runs = 3
+
+        @Option(help: "Untimed passes first.")
+        var warmup = 1
+
+        @Flag(help: "Print one JSON object.")
+        var json = false
+
+        func run() throws {
+            let archive = try global.openArchive()
+            var bench = SearchBench(archive: archive)
+            bench.runs = max(1, runs)
+            bench.warmup = max(0, warmup)
+            let workload: [SearchBench.Query]
+            if let queries {
+                guard let text = try? String(contentsOfFile: queries, encoding: .utf8) else {
+                    throw ValidationError("Could not read --queries file '\(queries)'.")
+                }
+                workload = text.split(whereSeparator: \.isNewline).map { SearchBench.Query(kind: "user", text: String($0)) }
+            } else {
+                workload = try bench.builtInWorkload()
+            }
+            let result = try bench.run(workload)
+            if json { return Output.json(SearchJSON(result: result)) }
+            Output.line("search: \(result.queries) queries × \(result.runs) runs, \(Output.count(result.hits)) hits per pass")
+            Output.line("  kind          n     p50 ms   p95 ms   p99 ms   max ms")
+            for (kind, s) in result.byKind.sorted(by: { $0.key < $1.key }) + [("all", result.overall)] {
+                Output.line(
+                    String(
+                        format: "  %-11@ %5d %9.2f %8.2f %8.2f %8.2f", kind as NSString, s.count / max(1, result.runs),
+                        s.p50, s.p95, s.p99, s.max))
+            }
+        }
+    }
+
+    struct TimelineBenchCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "timeline",
+            abstract: "Page through the busiest conversation at several depths: keyset vs OFFSET, cache hits, scrolling.",
+            discussion: """
+                Examples:
+                  slackindex bench timeline --json
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: "Timed reads per depth.")
+        var runs = 200
+
+        @Flag(help: "Print one JSON object.")
+        var json = false
+
+        func run() throws {
+            var bench = TimelineBench(archive: try global.openArchive())
+            bench.runs = max(3, runs)
+            let result = try bench.run()
+            if json { return Output.json(result) }
+            Output.line("timeline: pages of \(result.pageSize), p50 of \(runs) reads")
+            Output.line("  conversation        depth    keyset ms   OFFSET ms")
+            for d in result.depths {
+                Output.line(
+                    String(format: "  %-18@ %7d %11.3f %11.3f", d.conversation as NSString, d.depth, d.keysetMs, d.offsetMs))
+            }
+            Output.line(String(format: "  cache hit           %.4f ms", result.cacheHitMs))
+            Output.line(
+                String(
+                    format: "  scroll (%d steps)   hit rate %.0f%%, p50 %.3f ms, p99 %.3f ms", result.scrollSteps,
+                    result.hitRate * 100, result.scroll.p50, result.scroll.p99))
+        }
+    }
+}
+
+/// Search bench JSON: the issue's keys at the top level, the rest beside them.
+struct SearchJSON: Encodable {
+    var result: SearchBench.Result
+
+    private enum Keys: String, CodingKey {
+        case queries, runs, hits
+        case p50 = "p50_ms", p95 = "p95_ms", p99 = "p99_ms", max = "max_ms"
+        case byKind = "by_kind"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(result.queries, forKey: .queries)
+        try c.encode(result.runs, forKey: .runs)
+        try c.encode(result.hits, forKey: .hits)
+        try c.encode(result.overall.p50, forKey: .p50)
+        try c.encode(result.overall.p95, forKey: .p95)
+        try c.encode(result.overall.p99, forKey: .p99)
+        try c.encode(result.overall.max, forKey: .max)
+        try c.encode(result.byKind, forKey: .byKind)
+    }
+}
