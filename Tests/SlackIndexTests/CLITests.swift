@@ -75,9 +75,16 @@ import Testing
 
         let history = try Self.run(["--db", db, "history", "#general", "--limit", "3", "--json"])
         #expect(history.status == 0)
-        let ts = try history.stdout.split(separator: "\n").map { try Self.json($0)["ts"] as? String ?? "" }
+        var lines = history.stdout.split(separator: "\n")
+        let cursors = try #require(try Self.json(try #require(lines.popLast()))["cursors"] as? [String: Any])
+        #expect(cursors["previous"] is String)
+        #expect(cursors["next"] is NSNull)
+        let ts = try lines.map { try Self.json($0)["ts"] as? String ?? "" }
         #expect(ts.count == 3)
         #expect(ts == ts.sorted())
+        let older = try Self.run(["--db", db, "history", "--cursor", cursors["previous"] as? String ?? "", "--json"])
+        #expect(older.status == 0)
+        #expect(older.stdout.split(separator: "\n").count == 51)
 
         let stats = try Self.run(["--db", db, "stats", "--json"])
         let counts = try Self.json(Substring(stats.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -114,7 +121,7 @@ import Testing
         #expect(badLimit.status == 64)
     }
 
-    @Test(arguments: ["import", "search", "history", "stats"])
+    @Test(arguments: ["import", "search", "history", "thread", "stats", "bench"])
     func everyCommandHasHelpWithAnExample(command: String) throws {
         let help = try Self.run([command, "--help"])
         #expect(help.status == 0)
