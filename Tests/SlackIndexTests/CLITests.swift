@@ -75,11 +75,11 @@ import Testing
 
         let history = try Self.run(["--db", db, "history", "#general", "--limit", "3", "--json"])
         #expect(history.status == 0)
-        var lines = history.stdout.split(separator: "\n")
-        let cursors = try #require(try Self.json(try #require(lines.popLast()))["cursors"] as? [String: Any])
+        var pageLines = history.stdout.split(separator: "\n")
+        let cursors = try #require(try Self.json(try #require(pageLines.popLast()))["cursors"] as? [String: Any])
         #expect(cursors["previous"] is String)
         #expect(cursors["next"] is NSNull)
-        let ts = try lines.map { try Self.json($0)["ts"] as? String ?? "" }
+        let ts = try pageLines.map { try Self.json($0)["ts"] as? String ?? "" }
         #expect(ts.count == 3)
         #expect(ts == ts.sorted())
         let older = try Self.run(["--db", db, "history", "--cursor", cursors["previous"] as? String ?? "", "--json"])
