@@ -76,7 +76,8 @@ import Testing
         let history = try Self.run(["--db", db, "history", "#general", "--limit", "3", "--json"])
         #expect(history.status == 0)
         var pageLines = history.stdout.split(separator: "\n")
-        let cursors = try #require(try Self.json(try #require(pageLines.popLast()))["cursors"] as? [String: Any])
+        let last = try #require(pageLines.popLast())
+        let cursors = try #require(try Self.json(last)["cursors"] as? [String: Any])
         #expect(cursors["previous"] is String)
         #expect(cursors["next"] is NSNull)
         let ts = try pageLines.map { try Self.json($0)["ts"] as? String ?? "" }
