@@ -75,8 +75,9 @@ import Testing
 
         let history = try Self.run(["--db", db, "history", "#general", "--limit", "3", "--json"])
         #expect(history.status == 0)
-        var pageLines = history.stdout.split(separator: "\n")
-        let last = try #require(pageLines.popLast())
+        let allLines = history.stdout.split(separator: "\n")
+        let last = try #require(allLines.last)
+        let pageLines = allLines.dropLast()
         let cursors = try #require(try Self.json(last)["cursors"] as? [String: Any])
         #expect(cursors["previous"] is String)
         #expect(cursors["next"] is NSNull)
