@@ -17,7 +17,7 @@ public struct SearchOptions: Sendable {
     /// Who `me` is (`from:me`): a user id or handle.
     public var me: String?
     /// How many of the newest matches relevance ranking considers at most (bounds very common words).
-    public var candidateWindow = 1_000
+    public var candidateWindow = 500
     /// Today, for `today`/`yesterday` and month names.
     public var now = Date()
 
@@ -81,8 +81,15 @@ public struct SearchEngine: Sendable {
     public func search(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         var notes = query.notes
-        guard let resolved = try resolve(query, options: options) else {
+        guard var resolved = try resolve(query, options: options) else {
             return SearchResults(hits: [], notes: notes, windowed: false)
+        }
+        resolved.positive = try expandedPositive(query, notes: &notes) ?? resolved.positive
+        if let positive = resolved.positive, let negative = resolved.negative {
+            // With words to match, FTS5's own NOT checks exclusions lazily, match by match; `NOT IN (subquery)`
+            // would first collect every message holding the excluded word (~100 ms for a very common one).
+            resolved.positive = "(\(positive)) NOT (\(negative))"
+            resolved.negative = nil
         }
         if resolved.positive == nil {
             if query.terms.contains(where: { !$0.negated }) {
@@ -96,15 +103,21 @@ public struct SearchEngine: Sendable {
                 resolved, newestFirst: options.sort != .oldest, limit: max(0, options.limit))
             return SearchResults(hits: hits, notes: notes, windowed: false)
         }
-        let match = resolved.positive ?? ""
+        let snippets = SnippetBuilder(terms: query.terms)
+        func hits(_ ids: [(Int64, Double)]) throws -> [SearchHit] {
+            try archive.messages(ids: ids).map { message, score in
+                SearchHit(message: message, snippet: snippets.snippet(message.plainText), score: score)
+            }
+        }
         switch options.sort {
         case .newest, .oldest:
             let candidates = try archive.searchCandidates(
                 resolved, newestFirst: options.sort == .newest, limit: max(0, options.limit))
-            let hits = try archive.searchHits(sortKeys: candidates.map { ($0.sortKey, $0.bm25) }, match: match)
-            return SearchResults(hits: hits, notes: notes, windowed: false)
+            return SearchResults(hits: try hits(candidates.map { ($0.sortKey, $0.bm25) }), notes: notes, windowed: false)
         case .relevance:
-            let window = max(options.limit, options.candidateWindow)
+            // Filters make the index walk read each candidate's row: a smaller window keeps that bounded.
+            let window = max(
+                options.limit, resolved.hasRowFilters ? options.candidateWindow / 4 : options.candidateWindow)
             let candidates = try archive.searchCandidates(resolved, newestFirst: true, limit: window)
             let windowed = candidates.count >= window
             if windowed {
@@ -113,10 +126,35 @@ public struct SearchEngine: Sendable {
                         + "(add words or filters, or use --sort newest).")
             }
             let ranked = SearchEngine.rank(candidates).prefix(max(0, options.limit))
-            let hits = try archive.searchHits(sortKeys: ranked.map { ($0.sortKey, $0.score) }, match: match)
-            return SearchResults(hits: hits, notes: notes, windowed: windowed)
+            return SearchResults(hits: try hits(ranked.map { ($0.sortKey, $0.score) }), notes: notes, windowed: windowed)
         }
     }
+
+    /// The positive FTS expression with prefix terms replaced by an OR of the index's most frequent words with
+    /// that prefix (at most `maxPrefixWords`; a note says when more exist). Nil when there is no prefix term.
+    private func expandedPositive(_ query: SearchQuery, notes: inout [String]) throws -> String? {
+        let positive = query.terms.filter { !$0.negated }
+        guard positive.contains(where: { $0.kind == .prefix }) else { return nil }
+        var parts: [String] = []
+        for term in positive {
+            let stem = term.text.lowercased()
+            if term.kind == .prefix, stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) }) {
+                let (words, total) = try archive.prefixExpansion(stem, limit: SearchEngine.maxPrefixWords)
+                if words.isEmpty { return "\"\u{1}nomatch\"" }  // no word has this prefix: nothing matches
+                if total > words.count {
+                    notes.append(
+                        "\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")
+                }
+                parts.append("(" + words.compactMap(FTSExpression.literal).joined(separator: " OR ") + ")")
+            } else if let expression = FTSExpression.expression(for: term) {
+                parts.append(expression)
+            }
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: " AND ")
+    }
+
+    /// How many words a prefix expands to at most.
+    static let maxPrefixWords = 64
 
     /// How many messages match (exact, not windowed).
     public func count(_ text: String, options: SearchOptions = SearchOptions()) throws -> (Int, [String]) {

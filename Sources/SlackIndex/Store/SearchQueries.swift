@@ -160,28 +160,23 @@ extension Archive {
         }
     }
 
-    /// The messages of the given sort keys with a snippet around the match, in the given order.
+    /// The messages with the given ids, in the given order, with their scores.
     ///
-    /// - Complexity: O(k log n) for k keys.
-    func searchHits(sortKeys: [(Int64, Double)], match: String) throws -> [SearchHit] {
-        try pool.read { db in
-            let statement = try db.cachedStatement(
-                sql: """
-                    SELECT \(MessageRows.columns), snippet(message_fts, 0, ?, ?, '…', 20)
-                    FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
-                    \(MessageRows.joins)
-                    WHERE message_fts MATCH ? AND message_fts.rowid = ?
-                    """)
-            var hits: [SearchHit] = []
-            for (sortKey, score) in sortKeys {
-                let arguments: StatementArguments = [Highlight.start, Highlight.end, match, sortKey]
-                guard let row = try Row.fetchOne(statement, arguments: arguments) else { continue }
-                var snippet: String = row[MessageRows.columnCount]
+    /// - Complexity: O(k log n) for k ids.
+    func messages(ids: [(Int64, Double)]) throws -> [(Message, Double)] {
+        guard !ids.isEmpty else { return [] }
+        return try pool.read { db in
+            let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT \(MessageRows.columns) FROM message m \(MessageRows.joins) WHERE m.id IN \(list)",
+                arguments: StatementArguments(ids.map(\.0)))
+            var byID: [Int64: Message] = [:]
+            for row in rows {
                 let message = MessageRows.message(row)
-                if !snippet.contains(Highlight.start) && snippet.isEmpty { snippet = message.plainText }
-                hits.append(SearchHit(message: message, snippet: snippet, score: score))
+                byID[message.rowID] = message
             }
-            return hits
+            return ids.compactMap { id, score in byID[id].map { ($0, score) } }
         }
     }
 
@@ -249,6 +244,27 @@ extension Archive {
             return try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM message m WHERE m.id >= ? AND m.id < ? AND \(where_)",
                 arguments: arguments) ?? 0
+        }
+    }
+
+    /// The index's words that start with `stem`, most frequent first, and how many there are in all.
+    ///
+    /// FTS5 answers a prefix query by merging the doclists of every such word before it can return the newest
+    /// match (0.3 s for `valu*` on 1M messages); an OR of the words lets it merge lazily and stop early.
+    /// - Complexity: O(w log w) for the w words with the prefix.
+    func prefixExpansion(_ stem: String, limit: Int) throws -> (words: [String], total: Int) {
+        try pool.read { db in
+            let upper = stem + "\u{10FFFF}"
+            let words = try String.fetchAll(
+                db, sql: "SELECT term FROM message_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?",
+                arguments: [stem, upper, limit])
+            let total =
+                words.count < limit
+                ? words.count
+                : try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM message_vocab WHERE term >= ? AND term < ?",
+                    arguments: [stem, upper]) ?? 0
+            return (words, total)
         }
     }
 
