@@ -207,3 +207,24 @@ import Testing
         #expect(throws: TimelineError.self) { try TimelineCursor(parsing: "garbage!") }
     }
 }
+
+@Suite struct TimelineDeletionTests {
+    @Test func deletedMessagesAreAbsentUnlessAskedFor() throws {
+        let day = #"""
+            [{"type":"message","user":"U1","text":"stays","ts":"1700000000.000100"},
+             {"type":"message","user":"U1","text":"goes away","ts":"1700000000.000200"},
+             {"type":"message","subtype":"message_deleted","hidden":true,"ts":"1700000300.000000",
+              "deleted_ts":"1700000000.000200"}]
+            """#
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
+        let timeline = Timeline(archive: archive)
+        let general = try archive.conversation(named: "general")
+        #expect(try timeline.history(general).messages.map(\.text) == ["stays"])
+        let all = try timeline.history(general, includeDeleted: true).messages
+        #expect(all.map(\.text) == ["stays", "goes away"])
+        #expect(all.last?.isDeleted == true)
+        #expect(try SearchEngine(archive: archive).search("goes").hits.isEmpty)
+        #expect(try archive.stats().messages == 1)
+    }
+}

@@ -44,7 +44,10 @@ public final class Archive: Sendable {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            try Migrations.migrator.migrate(pool)
+            // Most opens find the schema current: checking costs one read, migrating takes the write lock.
+            if try !pool.read({ try Migrations.migrator.hasCompletedMigrations($0) }) {
+                try Migrations.migrator.migrate(pool)
+            }
             try Migrations.rebuildIndexIfTokenizerChanged(pool)
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
