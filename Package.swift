@@ -29,6 +29,7 @@ let package = Package(
             name: "SlackIndex",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 "CSlackZlib",
                 "CSlackTokenizer",

@@ -154,6 +154,16 @@ enum Migrations {
             // The index's vocabulary (term → documents), for benchmarks drawn from the archive's own words.
             try db.execute(sql: "CREATE VIRTUAL TABLE message_vocab USING fts5vocab(message_fts, 'row')")
         }
+        migrator.registerMigration("v4 index merge policy") { db in
+            // Bigger leaf pages and lazier merging: measured 30.9 s → 23.6 s for the 1M-message import (with the
+            // larger WAL the importer sets), the index's writes being the largest part of the writer's time.
+            try db.execute(
+                sql: """
+                    INSERT INTO message_fts (message_fts, rank) VALUES ('pgsz', 16000);
+                    INSERT INTO message_fts (message_fts, rank) VALUES ('automerge', 16);
+                    INSERT INTO message_fts (message_fts, rank) VALUES ('crisismerge', 32);
+                    """)
+        }
         return migrator
     }
 
