@@ -76,6 +76,9 @@ struct BenchCommand: ParsableCommand {
         @Flag(help: "Print one JSON object.")
         var json = false
 
+        @Option(help: ArgumentHelp("Also write the latency distribution as an SVG chart.", valueName: "file.svg"))
+        var plot: String?
+
         func run() throws {
             let archive = try global.openArchive()
             var bench = SearchBench(archive: archive)
@@ -91,6 +94,7 @@ struct BenchCommand: ParsableCommand {
                 workload = try bench.builtInWorkload()
             }
             let result = try bench.run(workload)
+            if let plot { try BenchCommand.write(result.plot().render(), to: plot) }
             if json { return Output.json(SearchJSON(result: result)) }
             Output.line("search: \(result.queries) queries × \(result.runs) runs, \(Output.count(result.hits)) hits per pass")
             Output.line("  kind          n     p50 ms   p95 ms   p99 ms   max ms")
@@ -120,10 +124,14 @@ struct BenchCommand: ParsableCommand {
         @Flag(help: "Print one JSON object.")
         var json = false
 
+        @Option(help: ArgumentHelp("Also write latency by depth (keyset vs OFFSET) as an SVG chart.", valueName: "file.svg"))
+        var plot: String?
+
         func run() throws {
             var bench = TimelineBench(archive: try global.openArchive())
             bench.runs = max(3, runs)
             let result = try bench.run()
+            if let plot { try BenchCommand.write(result.plot().render(), to: plot) }
             if json { return Output.json(result) }
             Output.line("timeline: pages of \(result.pageSize), p50 of \(runs) reads")
             Output.line("  conversation        depth    keyset ms   OFFSET ms")
@@ -136,6 +144,18 @@ struct BenchCommand: ParsableCommand {
                 String(
                     format: "  scroll (%d steps)   hit rate %.0f%%, p50 %.3f ms, p99 %.3f ms", result.scrollSteps,
                     result.hitRate * 100, result.scroll.p50, result.scroll.p99))
+        }
+    }
+}
+
+extension BenchCommand {
+    /// Writes a chart, saying where on stderr.
+    static func write(_ svg: String, to path: String) throws {
+        do {
+            try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
+            Output.error("wrote \(path)")
+        } catch {
+            throw ValidationError("Could not write the chart to '\(path)': \(error.localizedDescription)")
         }
     }
 }

@@ -1,0 +1,40 @@
+import Benchmark
+import BenchmarkSupport
+import Foundation
+import SlackIndex
+
+/// Messages in the generated export (zip, seed `Fixtures.seed`).
+private let messages = 20_000
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
+        // A shared 2-core machine: import wall time moves by ~10% run to run.
+        thresholds: [.wallClock: .relaxed, .throughput: .relaxed, .peakMemoryResident: .relaxed],
+        warmupIterations: 1,
+        maxDuration: .seconds(10),
+        maxIterations: 12
+    )
+
+    let zip = SetupValue<String>()
+
+    // One iteration: open a fresh empty archive (untimed), import the whole zip into it (timed), delete it (untimed).
+    Benchmark(
+        "Import 20k messages (zip)",
+        configuration: .init(setup: { zip.set(try Fixtures.exportZip(messages: messages)) })
+    ) { benchmark in
+        let folder = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            let archives = try benchmark.scaledIterations.map {
+                try Archive(path: folder.appendingPathComponent("import-\($0).sqlite").path)
+            }
+            let path = zip.value
+            benchmark.startMeasurement()
+            for archive in archives {
+                blackHole(try Importer(archive: archive).importExport(at: path))
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+}
