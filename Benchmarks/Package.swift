@@ -33,7 +33,10 @@ let package = Package(
         // Fixtures shared by the suites: generated exports and imported archives, built outside the timed part.
         .target(
             name: "BenchmarkSupport",
-            dependencies: [.product(name: "SlackIndex", package: "slackindex")],
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SlackIndex", package: "slackindex"),
+            ],
             path: "Support",
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),

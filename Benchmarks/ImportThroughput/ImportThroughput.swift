@@ -7,13 +7,13 @@ import SlackIndex
 private let messages = 20_000
 
 let benchmarks: @Sendable () -> Void = {
+    let metrics: [BenchmarkMetric] = [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident]
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
-        // A shared 2-core machine: import wall time moves by ~10% run to run.
-        thresholds: [.wallClock: .relaxed, .throughput: .relaxed, .peakMemoryResident: .relaxed],
+        metrics: metrics,
         warmupIterations: 1,
         maxDuration: .seconds(10),
-        maxIterations: 12
+        maxIterations: 12,
+        thresholds: Tolerance.standard(for: metrics)
     )
 
     let zip = SetupValue<String>()

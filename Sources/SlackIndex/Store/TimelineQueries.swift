@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// A position in a conversation's history: keyset on (ts, row id).
@@ -124,9 +125,19 @@ extension Archive {
         let names = try userNames(in: db)
         var messages: [Message] = []
         messages.reserveCapacity(limit)
-        let rows = try Row.fetchCursor(statement, arguments: arguments)
-        while let row = try rows.next() {
-            messages.append(TimelineRows.message(row, conversation: conversation, names: names))
+        // Rows are read straight from the C API: GRDB's Row decoding doubled the cost of a 50-message page
+        // (≈0.2 ms vs the sqlite3 shell's ≈0.06 ms for the same query on 1M messages).
+        statement.setUncheckedArguments(arguments)  // resets the statement and binds
+        let raw = statement.sqliteStatement
+        defer { sqlite3_reset(raw) }
+        while true {
+            let code = sqlite3_step(raw)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            messages.append(TimelineRows.message(raw, conversation: conversation, names: names))
         }
         return direction == .before ? messages.reversed() : messages
     }
@@ -203,6 +214,26 @@ enum TimelineRows {
         CASE WHEN m.text = '' OR instr(m.text, '<') OR instr(m.text, '&') THEN m.search_text END,
         m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags
         """
+
+    /// Reads the current row of a statement selecting `columns`.
+    static func message(_ s: OpaquePointer, conversation: Conversation, names: [String: String]) -> Message {
+        func text(_ i: Int32) -> String? {
+            guard sqlite3_column_type(s, i) != SQLITE_NULL, let bytes = sqlite3_column_text(s, i) else { return nil }
+            let count = Int(sqlite3_column_bytes(s, i))
+            return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+        }
+        let id = sqlite3_column_int64(s, 0)
+        let userID = text(3)
+        let username = text(4)
+        let body = text(5) ?? ""
+        return Message(
+            rowID: id, conversationID: conversation.id, conversation: conversation.displayName, ts: text(1) ?? "",
+            tsKey: sqlite3_column_int64(s, 2), userID: userID,
+            user: userID.flatMap { names[$0] } ?? username ?? userID, text: body, plainText: text(6) ?? body,
+            subtype: text(7), threadTS: text(8), replyCount: Int(sqlite3_column_int64(s, 9)), editedTS: text(10),
+            isDeleted: sqlite3_column_int64(s, 11) != 0, flags: MessageFlags(rawValue: sqlite3_column_int64(s, 12)),
+            sortKey: id, workspaceDomain: conversation.workspaceDomain)
+    }
 
     static func message(_ row: Row, conversation: Conversation, names: [String: String]) -> Message {
         let userID: String? = row[3]
