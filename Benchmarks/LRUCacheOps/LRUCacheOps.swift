@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import SlackIndex
 
 /// Entries in the full cache.
@@ -30,7 +31,7 @@ let benchmarks: @Sendable () -> Void = {
     do {
         var cache = fullCache()
         var step = 0
-        Benchmark("get hit (100k entries)") { benchmark in
+        Benchmark("get hit 100k entries") { benchmark in
             for _ in benchmark.scaledIterations {
                 blackHole(cache.value(forKey: scattered(step)))
                 step &+= 1
@@ -41,7 +42,7 @@ let benchmarks: @Sendable () -> Void = {
     do {
         var cache = fullCache()
         var step = 0
-        Benchmark("get miss (100k entries)") { benchmark in
+        Benchmark("get miss 100k entries") { benchmark in
             for _ in benchmark.scaledIterations {
                 blackHole(cache.value(forKey: capacity + scattered(step)))
                 step &+= 1
@@ -53,7 +54,7 @@ let benchmarks: @Sendable () -> Void = {
         // Every insert is a new key into the full cache, so every insert evicts the least recently used entry.
         var cache = fullCache()
         var next = capacity
-        Benchmark("insert with evict (100k entries)") { benchmark in
+        Benchmark("insert with evict 100k entries") { benchmark in
             for _ in benchmark.scaledIterations {
                 blackHole(cache.insert(next, forKey: next, cost: 8))
                 next &+= 1

@@ -30,7 +30,7 @@ private struct SearchFixture: Sendable {
 }
 
 let benchmarks: @Sendable () -> Void = {
-    let metrics: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal]
+    let metrics: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
     Benchmark.defaultConfiguration = .init(
         metrics: metrics,
         warmupIterations: 2,
@@ -44,7 +44,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // The whole mixed workload (rare, medium, common, phrase, prefix, filter, filter-only), each query once.
     Benchmark(
-        "Workload (built-in, 200 queries)",
+        "Workload built-in 200 queries",
         configuration: .init(maxDuration: .seconds(6), maxIterations: 30, setup: configuration.setup)
     ) { benchmark in
         let fixture = fixture.value
