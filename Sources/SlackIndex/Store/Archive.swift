@@ -41,6 +41,11 @@ public final class Archive: Sendable {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot register tokenizer")
             }
             try db.execute(sql: "PRAGMA cache_size = -32768")
+            if db.configuration.readonly {
+                // Readers map the file: pages come from the OS cache without a pread copy each (which was 45% of a
+                // history page's time on 1M messages). The writer keeps pread, so an import's RSS stays its own.
+                try db.execute(sql: "PRAGMA mmap_size = 4294967296")
+            }
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)

