@@ -194,12 +194,11 @@ extension Archive {
     /// - Complexity: O(offset + limit): why timelines never use it.
     public func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
         try pool.read { db in
-            let visible = "(m.flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0"
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(TimelineRows.columns) FROM message m INDEXED BY message_key
-                    WHERE m.conversation_id = ? AND \(visible) AND m.is_deleted = 0
+                    SELECT \(TimelineRows.columns) FROM message m INDEXED BY message_history
+                    WHERE m.conversation_id = ? AND (m.flags & 96) != 0 AND m.is_deleted = 0
                     ORDER BY m.ts_key DESC, m.id DESC LIMIT ? OFFSET ?
                     """, arguments: [conversation.rowID, limit, offset])
             let names = try userNames(in: db)
