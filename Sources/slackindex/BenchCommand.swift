@@ -44,7 +44,8 @@ struct BenchCommand: ParsableCommand {
             Output.line(String(format: "    read/inflate  %.1f s", result.phases.read))
             Output.line(String(format: "    decode        %.1f s", result.phases.decode))
             Output.line(String(format: "    normalise     %.1f s", result.phases.normalise))
-            Output.line(String(format: "    write+index   %.1f s", result.phases.write))
+            Output.line(String(format: "    write         %.1f s", result.phases.write))
+            Output.line(String(format: "    index (FTS)   %.1f s", result.phases.index))
         }
     }
 

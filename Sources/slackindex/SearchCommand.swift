@@ -52,7 +52,10 @@ struct SearchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Time zone for dates (default: the system's), e.g. Europe/Paris.", valueName: "zone"))
     var tz: String?
 
-    @Option(help: ArgumentHelp("Who 'me' is in from:me (default: $SLACKINDEX_ME).", valueName: "handle"))
+    @Option(
+        help: ArgumentHelp(
+            "Who 'me' is in from:me (default: $SLACKINDEX_ME, else \"me\" in ~/.config/slackindex/config.json).",
+            valueName: "handle"))
     var me: String?
 
     @Option(name: .customLong("in"), help: ArgumentHelp("Same as in:NAME in the query.", valueName: "conversation"))
@@ -101,7 +104,7 @@ struct SearchCommand: ParsableCommand {
         options.limit = limit
         options.sort = sort
         options.timeZone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
-        options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"]
+        options.me = try me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? Config.load().me
         let text = fullQuery
         if count {
             let (total, notes) = try engine.count(text, options: options)

@@ -175,3 +175,27 @@ import Testing
         #expect(SlackTimestamp.parseKey(text) == nil)
     }
 }
+
+@Suite struct ConfigTests {
+    @Test func meComesFromTheConfigFile() throws {
+        let dir = TestSupport.temporaryDirectory()
+        let environment = ["XDG_CONFIG_HOME": dir.path, "HOME": "/nonexistent"]
+        #expect(try Config.load(environment: environment) == Config())
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("slackindex"), withIntermediateDirectories: true)
+        try Data(#"{"me": "ann"}"#.utf8).write(to: dir.appendingPathComponent("slackindex/config.json"))
+        #expect(try Config.load(environment: environment).me == "ann")
+        try Data("[1,".utf8).write(to: dir.appendingPathComponent("slackindex/config.json"))
+        #expect(throws: ConfigError.self) { try Config.load(environment: environment) }
+    }
+
+    @Test func fromMeSearchesTheConfiguredUser() throws {
+        let day = #"[{"type":"message","user":"U1","text":"mine","ts":"1700000000.000100"}]"#
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
+        var options = SearchOptions()
+        #expect(throws: SearchError.self) { try SearchEngine(archive: archive).search("from:me", options: options) }
+        options.me = "ann"
+        #expect(try SearchEngine(archive: archive).search("from:me", options: options).hits.map(\.message.text) == ["mine"])
+    }
+}

@@ -97,8 +97,10 @@ public struct ImportPhases: Sendable, Codable, Equatable {
     public var decode: Double = 0
     /// Normalising mrkdwn, building rows.
     public var normalise: Double = 0
-    /// SQLite writes: rows and the FTS index.
+    /// SQLite writes of rows, reactions and files (and the WAL).
     public var write: Double = 0
+    /// Adding messages to the full-text index (part of the writer thread's time, not in `write`).
+    public var index: Double = 0
 
     public init() {}
 
@@ -107,6 +109,7 @@ public struct ImportPhases: Sendable, Codable, Equatable {
         decode += other.decode
         normalise += other.normalise
         write += other.write
+        index += other.index
     }
 }
 

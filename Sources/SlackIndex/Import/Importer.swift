@@ -176,7 +176,7 @@ public final class Importer: Sendable {
                 summary.phases.add(batch.phases)
                 try archive.write { db in
                     summary.placeholderUsers += try Archive.insertPlaceholders(batch.placeholders, in: db)
-                    let writer = try MessageWriter(db)
+                    var writer = try MessageWriter(db)
                     for message in batch.messages {
                         switch try writer.upsert(message) {
                         case .added: summary.messagesAdded += 1
@@ -184,6 +184,8 @@ public final class Importer: Sendable {
                         case .unchanged: summary.messagesUnchanged += 1
                         }
                     }
+                    summary.phases.index += writer.indexSeconds
+                    summary.phases.write -= writer.indexSeconds
                     for deletion in batch.deletions {
                         _ = try Archive.markDeleted(
                             conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)

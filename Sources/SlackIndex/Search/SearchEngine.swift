@@ -53,7 +53,8 @@ public enum SearchError: Error, CustomStringConvertible, Sendable {
         case .ambiguousConversation(let name, let candidates):
             "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
         case .meUnknown:
-            "'me' needs to know who you are: pass --me HANDLE (or set SLACKINDEX_ME)."
+            "'me' needs to know who you are: pass --me HANDLE, set SLACKINDEX_ME, or put {\"me\": \"HANDLE\"} in "
+                + "~/.config/slackindex/config.json."
         case .nothingToSearch(let text):
             "Nothing to search for in '\(text)': give a word, a \"phrase\" or a filter such as in:#general."
         }
