@@ -5,10 +5,13 @@ import SlackIndex
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import Slack exports (zip files or unpacked folders) into the archive.",
+        abstract: "Import Slack exports (zip or folder) and API sync pages into the archive.",
         discussion: """
             Streams one day file at a time; importing the same export again changes nothing and reports
             its messages as unchanged. Malformed files are reported with their path and the rest imports.
+            Sync pages (conversations.history/replies responses, message_changed/message_deleted event
+            pages, JSON arrays of messages) are recognised by content; edits replace text, deletions leave
+            search and history.
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be
             imported.
@@ -16,12 +19,20 @@ struct ImportCommand: ParsableCommand {
             Examples:
               slackindex import export.zip
               slackindex --db /tmp/test.sqlite import ./export-folder --json
+              slackindex import sync-pages/                       # folder with manifest.json
+              slackindex import page-0001.json --conversation general
             """)
 
     @OptionGroup var global: GlobalOptions
 
     @Argument(help: ArgumentHelp("Export zip files or folders.", valueName: "path"))
     var paths: [String]
+
+    @Option(
+        help: ArgumentHelp(
+            "The conversation sync pages belong to (default: the folder's name, or the pages' manifest).",
+            valueName: "conversation"))
+    var conversation: String?
 
     @Flag(help: "No progress output.")
     var quiet = false
@@ -33,7 +44,7 @@ struct ImportCommand: ParsableCommand {
         let archive = try global.openArchive()
         let importer = Importer(archive: archive)
         let reporter = ProgressReporter(enabled: !quiet)
-        let summary = importer.importPaths(paths) { progress in reporter.update(progress) }
+        let summary = importer.importPaths(paths, conversation: conversation) { progress in reporter.update(progress) }
         reporter.finish()
         let nothingImported =
             summary.sources.isEmpty

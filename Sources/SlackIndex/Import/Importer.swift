@@ -10,7 +10,7 @@ public final class Importer: Sendable {
     /// Called after every batch the writer commits.
     public typealias ProgressHandler = @Sendable (ImportProgress) -> Void
 
-    private let archive: Archive
+    let archive: Archive
     private let batchSize: Int
     private let queueDepth: Int
 
@@ -20,13 +20,20 @@ public final class Importer: Sendable {
         self.queueDepth = queueDepth
     }
 
-    /// Imports each path (an export zip or folder). A path that is not an export is reported in the summary's
-    /// `skippedFiles` and the others still import.
-    public func importPaths(_ paths: [String], progress: ProgressHandler? = nil) -> ImportSummary {
+    /// Imports each path: an export (zip or folder) or sync pages (a page file, a folder of pages, or a folder
+    /// with a manifest), told apart by content. A path that is neither is reported in the summary's `skippedFiles`
+    /// and the others still import.
+    public func importPaths(
+        _ paths: [String], conversation: String? = nil, progress: ProgressHandler? = nil
+    ) -> ImportSummary {
         var total = ImportSummary()
         for path in paths {
             do {
-                total.merge(try importExport(at: path, progress: progress))
+                if Importer.looksLikeSyncPages(path) {
+                    total.merge(try importPages(at: path, conversation: conversation))
+                } else {
+                    total.merge(try importExport(at: path, progress: progress))
+                }
             } catch {
                 total.skippedFiles.append(.init(path: path, reason: "\(error)"))
             }
@@ -187,8 +194,7 @@ public final class Importer: Sendable {
                     summary.phases.index += writer.indexSeconds
                     summary.phases.write -= writer.indexSeconds
                     for deletion in batch.deletions {
-                        _ = try Archive.markDeleted(
-                            conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
+                        try Archive.delete(conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
                     }
                 }
             } catch {
@@ -208,8 +214,11 @@ public final class Importer: Sendable {
                     elapsed: Date().timeIntervalSince(started)))
         }
         if let writeError { throw writeError }
-        if let domain {
-            try archive.write { db in _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }
+        try archive.write { db in
+            if let domain { _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }
+            _ = try Archive.applyPendingDeletions(in: db)
+            // Replies that arrived earlier through sync pages count for the parents this export brought.
+            for rowID in Set(folderToRowID.values) { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
         }
         summary.dayFiles = files.count
         summary.bytes = totalBytes

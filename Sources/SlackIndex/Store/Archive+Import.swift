@@ -175,4 +175,51 @@ extension Archive {
         }
         return true
     }
+
+    /// Marks a message deleted, or remembers the deletion until the message arrives.
+    static func delete(conversationRowID: Int64, tsKey: Int64, in db: Database) throws {
+        if try !markDeleted(conversationRowID: conversationRowID, tsKey: tsKey, in: db) {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO pending_deletion (conversation_id, ts_key) VALUES (?, ?)",
+                arguments: [conversationRowID, tsKey])
+        }
+    }
+
+    /// Applies remembered deletions whose messages have arrived since. Returns how many were applied.
+    ///
+    /// - Complexity: O(p log n) for p pending deletions (none, almost always).
+    static func applyPendingDeletions(in db: Database) throws -> Int {
+        var applied = 0
+        for row in try Row.fetchAll(db, sql: "SELECT conversation_id, ts_key FROM pending_deletion") {
+            let conversation: Int64 = row[0]
+            let tsKey: Int64 = row[1]
+            if try markDeleted(conversationRowID: conversation, tsKey: tsKey, in: db) {
+                try db.execute(
+                    sql: "DELETE FROM pending_deletion WHERE conversation_id = ? AND ts_key = ?",
+                    arguments: [conversation, tsKey])
+                applied += 1
+            }
+        }
+        return applied
+    }
+
+    /// Brings thread parents' reply counts up to the replies the archive holds (a reply arriving through a sync
+    /// page counts for its parent). Counts never go down: an export's own count may include replies not archived.
+    static func refreshReplyCounts(conversationRowID: Int64, in db: Database) throws {
+        let replies = """
+            (SELECT count(*) FROM message r
+             WHERE r.conversation_id = p.conversation_id AND r.thread_key = p.ts_key AND r.id != p.id
+                AND r.is_deleted = 0)
+            """
+        try db.execute(
+            sql: """
+                UPDATE message AS p
+                SET reply_count = \(replies), flags = flags | \(MessageFlags.threadParent.rawValue)
+                WHERE p.conversation_id = ?
+                    AND p.ts_key IN (SELECT thread_key FROM message
+                        WHERE conversation_id = ? AND thread_key IS NOT NULL AND thread_key != ts_key)
+                    AND p.reply_count < \(replies)
+                """, arguments: [conversationRowID, conversationRowID])
+    }
+
 }

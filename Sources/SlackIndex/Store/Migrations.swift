@@ -173,6 +173,18 @@ enum Migrations {
                     WHERE (flags & 96) != 0 AND is_deleted = 0
                     """)
         }
+        migrator.registerMigration("v6 pending deletions") { db in
+            // Deletion events for messages the archive does not have yet (pages applied out of order): kept
+            // until the message arrives, then applied.
+            try db.execute(
+                sql: """
+                    CREATE TABLE pending_deletion (
+                        conversation_id INTEGER NOT NULL,
+                        ts_key INTEGER NOT NULL,
+                        PRIMARY KEY (conversation_id, ts_key)
+                    ) WITHOUT ROWID
+                    """)
+        }
         return migrator
     }
 

@@ -1,0 +1,214 @@
+import Foundation
+import GRDB
+
+/// Importing API sync pages: `conversations.history` / `conversations.replies` responses, event pages
+/// (`message_changed`, `message_deleted`), bare JSON arrays of messages and `{"messages": [...]}` files.
+///
+/// Pages are recognised by their content. Applying a page twice changes nothing; an edit replaces the stored text
+/// and index entry (the newest edit wins whatever the order); a deletion marks the message deleted and removes it
+/// from the index, or waits for the message if it has not arrived; replies raise their parent's reply count.
+extension Importer {
+    /// The conversation a set of pages belongs to.
+    enum PageOwner {
+        /// Named on the command line or by the folder: must be in the archive already.
+        case reference(String)
+        /// Described by a generator manifest: created if missing.
+        case described(id: String, name: String, kind: ConversationKind)
+    }
+
+    /// Whether `path` holds sync pages rather than an export (by content).
+    static func looksLikeSyncPages(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
+        if isDirectory.boolValue {
+            let fm = FileManager.default
+            if fm.fileExists(atPath: path + "/manifest.json") { return true }
+            if exportListingNames.contains(where: { fm.fileExists(atPath: path + "/" + $0) }) { return false }
+            return !pageFiles(in: path).isEmpty
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64)) ?? Data()
+        return head.first { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }.map { $0 == 0x7B || $0 == 0x5B }
+            ?? false
+    }
+
+    /// JSON files directly in `folder` or in its `history/` and `delta/` folders, history first, each sorted.
+    static func pageFiles(in folder: String) -> [String] {
+        var files: [String] = []
+        for sub in ["", "/history", "/delta"] {
+            let dir = folder + sub
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter {
+                $0.hasSuffix(".json") && $0 != "manifest.json" && $0 != "expected.json"
+            }
+            files += names.sorted().map { dir + "/" + $0 }
+        }
+        return files
+    }
+
+    /// The page sets under `path`: one per conversation.
+    static func pageSets(at path: String, conversation: String?) throws -> [(owner: PageOwner, files: [String])] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ImportError.missing(path: path)
+        }
+        let url = URL(fileURLWithPath: path)
+        if !isDirectory.boolValue {
+            var folder = url.deletingLastPathComponent()
+            if ["history", "delta"].contains(folder.lastPathComponent) { folder = folder.deletingLastPathComponent() }
+            return [(.reference(conversation ?? folder.lastPathComponent), [path])]
+        }
+        let manifestPath = path + "/manifest.json"
+        if let data = FileManager.default.contents(atPath: manifestPath) {
+            guard let manifest = try? JSONDecoder().decode(PageManifest.self, from: data) else {
+                throw ImportError.malformedJSON(path: manifestPath, reason: "expected {\"conversations\": [...]}")
+            }
+            return manifest.conversations.map { entry in
+                let kind: ConversationKind =
+                    switch entry.kind {
+                    case "group", "private": .private
+                    case "dm", "im": .dm
+                    case "mpim": .mpim
+                    default: .channel
+                    }
+                let owner: PageOwner =
+                    conversation.map { .reference($0) }
+                    ?? .described(id: entry.id, name: entry.name ?? entry.id, kind: kind)
+                return (owner, pageFiles(in: path + "/" + (entry.folder ?? entry.name ?? entry.id)))
+            }
+        }
+        return [(.reference(conversation ?? url.lastPathComponent), pageFiles(in: path))]
+    }
+
+    /// Imports sync pages (see the type's overview).
+    ///
+    /// - Throws: `ImportError` when the path is unusable; `StoreError.conversationNotFound` when pages name a
+    ///   conversation the archive does not have (import the export first, or pass `--conversation`).
+    public func importPages(at path: String, conversation: String? = nil) throws -> ImportSummary {
+        let started = Date()
+        var summary = ImportSummary()
+        summary.sources = [path]
+        var names = NameDirectory()
+        try archive.write { db in
+            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
+            for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
+        }
+        var preparer = MessagePreparer(names: names)
+        for (owner, files) in try Importer.pageSets(at: path, conversation: conversation) {
+            let target: Conversation
+            switch owner {
+            case .reference(let name):
+                target = try archive.conversation(named: name)
+            case .described(let id, let name, let kind):
+                if let existing = try? archive.conversation(named: id) {
+                    target = existing
+                } else {
+                    try archive.write { db in
+                        let input = Archive.ConversationInput(
+                            slackID: id, kind: kind, name: name, folder: nil, created: nil, topic: nil, purpose: nil,
+                            isArchived: false, members: [])
+                        _ = try Archive.upsertConversation(input, workspaceID: nil, in: db)
+                    }
+                    summary.conversationsAdded += 1
+                    target = try archive.conversation(named: id)
+                }
+            }
+            for file in files {
+                do {
+                    try importPage(file, into: target, preparer: &preparer, summary: &summary)
+                } catch let error as ImportError {
+                    summary.skippedFiles.append(.init(path: file, reason: error.description))
+                }
+            }
+            try archive.write { db in try Archive.refreshReplyCounts(conversationRowID: target.rowID, in: db) }
+        }
+        try archive.write { db in _ = try Archive.applyPendingDeletions(in: db) }
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    private func importPage(
+        _ file: String, into conversation: Conversation, preparer: inout MessagePreparer, summary: inout ImportSummary
+    ) throws {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ImportError.unreadable(path: file, reason: "permission denied or not a file")
+        }
+        summary.dayFiles += 1
+        summary.bytes += Int64(data.count)
+        let page = data.withUnsafeBytes { JSONSlicer($0) }
+        guard page.isComplete else {
+            throw ImportError.malformedJSON(path: file, reason: "the file is truncated or not JSON")
+        }
+        var elements = page.elements
+        if !page.isArray {
+            let whole = 0..<page.bytes.count
+            if JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole).map({ page.bytes[$0] }) == Array("false".utf8)[...] {
+                let error = JSONSlicer.valueRange(ofKey: "error", in: page.bytes, object: whole)
+                    .map { String(decoding: page.bytes[$0], as: UTF8.self) } ?? "unknown"
+                throw ImportError.malformedJSON(path: file, reason: "the API answered an error page (\(error))")
+            }
+            guard let list = JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) else {
+                throw ImportError.malformedJSON(
+                    path: file, reason: "not a sync page: expected a JSON array of messages or {\"messages\": [...]}")
+            }
+            let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
+            elements = inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) }
+        }
+        let records: [MessageRecord?] = page.bytes.withUnsafeBufferPointer { buffer in
+            elements.map { try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[$0])) }
+        }
+        var prepared: [PreparedMessage] = []
+        var deletions: [Int64] = []
+        for (index, element) in records.enumerated() {
+            guard let record = element else {
+                summary.skipMessage(MessagePreparer.Rejection.notAMessage.rawValue)
+                continue
+            }
+            if record.type == "reaction_added" || record.type == "reaction_removed" {
+                summary.skipMessage("reaction events are not applied yet")
+                continue
+            }
+            if record.subtype == "message_deleted" {
+                if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) { deletions.append(key) }
+                continue
+            }
+            var range = elements[index]
+            if record.subtype == "message_changed",
+                let inner = JSONSlicer.valueRange(ofKey: "message", in: page.bytes, object: range)
+            {
+                range = inner
+            }
+            let raw = JSONSlicer.text(of: range, in: page.bytes, removing: "user_profile")
+            switch preparer.prepare(record, raw: raw, conversationRowID: conversation.rowID) {
+            case .success(let message): prepared.append(message)
+            case .failure(let rejection): summary.skipMessage(rejection.rawValue)
+            }
+        }
+        let placeholders = preparer.takePlaceholders()
+        try archive.write { db in
+            summary.placeholderUsers += try Archive.insertPlaceholders(placeholders, in: db)
+            var writer = try MessageWriter(db)
+            for message in prepared {
+                switch try writer.upsert(message) {
+                case .added: summary.messagesAdded += 1
+                case .updated: summary.messagesUpdated += 1
+                case .unchanged: summary.messagesUnchanged += 1
+                }
+            }
+            for key in deletions {
+                try Archive.delete(conversationRowID: conversation.rowID, tsKey: key, in: db)
+            }
+        }
+    }
+}
+
+/// The generator's (and our) page folder manifest.
+private struct PageManifest: Decodable {
+    struct Entry: Decodable {
+        var id: String
+        var name: String?
+        var kind: String?
+        var folder: String?
+    }
+    var conversations: [Entry]
+}

@@ -1,0 +1,128 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import SlackIndex
+
+/// Sync pages (the generator's history pages and delta) applied on top of the sample export.
+@Suite struct SyncPagesTests {
+    struct Expected: Decodable {
+        struct Edit: Decodable {
+            var ts: String
+            var new_text: String
+        }
+        var id: String
+        var final_messages: Int
+        var edited: [Edit]
+        var deleted_ts: [String]
+    }
+
+    static func expected() throws -> [Expected] {
+        try ["marketing", "exec", "D0VC4NV56E1"].map { folder in
+            let url = URL(fileURLWithPath: TestSupport.samplePages).appendingPathComponent("\(folder)/expected.json")
+            return try JSONDecoder().decode(Expected.self, from: Data(contentsOf: url))
+        }
+    }
+
+    static func check(_ archive: Archive) throws {
+        let engine = SearchEngine(archive: archive)
+        for expected in try Self.expected() {
+            let conversation = try archive.conversation(named: expected.id)
+            #expect(try archive.stats(conversation: conversation).messages == expected.final_messages)
+            for edit in expected.edited {
+                let message = try #require(
+                    try archive.message(conversation: conversation, tsKey: SlackTimestamp.parseKey(edit.ts) ?? 0))
+                #expect(message.text == edit.new_text)
+            }
+            var options = SearchOptions()
+            options.limit = 100_000
+            options.sort = .newest
+            let listed = Set(try engine.search("in:\(expected.id)", options: options).hits.map(\.message.ts))
+            let timeline = Timeline(archive: archive)
+            var page = try timeline.history(conversation, at: .oldest, limit: 500, includeDeleted: false)
+            var history = Set(page.messages.map(\.ts))
+            while let next = page.next {
+                page = try timeline.page(next, limit: 500)
+                history.formUnion(page.messages.map(\.ts))
+            }
+            for ts in expected.deleted_ts {
+                #expect(!listed.contains(ts), "deleted \(ts) still searchable")
+                #expect(!history.contains(ts), "deleted \(ts) still in history")
+                #expect(try archive.message(conversation: conversation, tsKey: SlackTimestamp.parseKey(ts) ?? 0)?.isDeleted == true)
+            }
+        }
+    }
+
+    @Test func exportHistoryAndDeltaGiveTheExpectedArchive() throws {
+        let archive = try TestSupport.makeArchive()
+        let importer = Importer(archive: archive)
+        _ = try importer.importExport(at: TestSupport.sampleFolder)
+        let pages = importer.importPaths([TestSupport.samplePages])
+        #expect(!pages.hasSkips)
+        #expect(pages.messagesUpdated == (try Self.expected().reduce(0) { $0 + $1.edited.count }))
+        try Self.check(archive)
+        // Applying everything again changes nothing.
+        let before = try ImportTests.dump(archive)
+        let again = importer.importPaths([TestSupport.samplePages])
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0)
+        #expect(try ImportTests.dump(archive) == before)
+    }
+
+    @Test func pagesOutOfOrderReachTheSameState() throws {
+        let inOrder = try TestSupport.makeArchive()
+        _ = try Importer(archive: inOrder).importExport(at: TestSupport.sampleFolder)
+        _ = Importer(archive: inOrder).importPaths([TestSupport.samplePages])
+
+        // Delta first (its deletions wait for their messages), then history pages, then the export.
+        let shuffled = try TestSupport.makeArchive()
+        let importer = Importer(archive: shuffled)
+        _ = try importer.importExport(at: TestSupport.sampleFolder)  // conversations and users first
+        try shuffled.pool.write { db in try db.execute(sql: "DELETE FROM message; DELETE FROM reaction; DELETE FROM file;") }
+        try shuffled.pool.write { db in try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all')") }
+        for folder in ["marketing", "exec", "D0VC4NV56E1"] {
+            let base = TestSupport.samplePages + "/" + folder
+            for sub in ["delta", "history"] {
+                let files = try FileManager.default.contentsOfDirectory(atPath: base + "/" + sub).sorted().reversed()
+                for file in files {
+                    let summary = try importer.importPages(at: base + "/" + sub + "/" + file, conversation: folder)
+                    #expect(!summary.hasSkips)
+                }
+            }
+        }
+        _ = try importer.importExport(at: TestSupport.sampleFolder)
+        try Self.check(shuffled)
+        let a = try ImportTests.dump(shuffled, raw: false)
+        let b = try ImportTests.dump(inOrder, raw: false)
+        #expect(a.count == b.count)
+        let differing = zip(a, b).filter { $0 != $1 }.prefix(2)
+        #expect(differing.isEmpty, "\(differing.map { "\($0.0.prefix(300))\n≠ \($0.1.prefix(300))" })")
+    }
+
+    @Test func pageShapesAndErrors() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(
+            at: TestSupport.minimalExport(days: ["2023-11-14": MalformedInputTests.good]).path)
+        let dir = TestSupport.temporaryDirectory()
+        let bare = dir.appendingPathComponent("bare.json")
+        try Data(#"[{"type":"message","user":"U1","text":"from a bare array","ts":"1700000001.000000"}]"#.utf8)
+            .write(to: bare)
+        let wrapped = dir.appendingPathComponent("wrapped.json")
+        try Data(
+            #"{"messages":[{"type":"message","user":"U1","text":"reply","ts":"1700000002.000000","thread_ts":"1700000000.000100"}]}"#
+                .utf8
+        ).write(to: wrapped)
+        let failed = dir.appendingPathComponent("error.json")
+        try Data(#"{"ok": false, "error": "channel_not_found"}"#.utf8).write(to: failed)
+        let importer = Importer(archive: archive)
+        let summary = importer.importPaths([bare.path, wrapped.path, failed.path], conversation: "general")
+        #expect(summary.messagesAdded == 2)
+        #expect(summary.skippedFiles.count == 1)
+        #expect(summary.skippedFiles.first?.reason.contains("channel_not_found") == true)
+        // The reply raised its parent's reply count.
+        let general = try archive.conversation(named: "general")
+        #expect(try archive.message(conversation: general, tsKey: 1_700_000_000_000_100)?.replyCount == 1)
+        // Pages for a conversation the archive does not know say so.
+        let unknown = importer.importPaths([bare.path], conversation: "nope")
+        #expect(unknown.skippedFiles.first?.reason.contains("No conversation called 'nope'") == true)
+    }
+}
