@@ -122,6 +122,9 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "Timed reads per depth.")
         var runs = 200
 
+        @Option(help: "How many of the busiest conversations to page through (the scroll workload uses the first).")
+        var conversations = 1
+
         @Flag(help: "Print one JSON object.")
         var json = false
 
@@ -131,6 +134,7 @@ struct BenchCommand: ParsableCommand {
         func run() throws {
             var bench = TimelineBench(archive: try global.openArchive())
             bench.runs = max(3, runs)
+            bench.conversations = max(1, conversations)
             let result = try bench.run()
             if let plot { try BenchCommand.write(result.plot().render(), to: plot) }
             if json { return Output.json(result) }

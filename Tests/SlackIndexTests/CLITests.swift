@@ -123,6 +123,32 @@ import Testing
         #expect(badLimit.status == 64)
     }
 
+    @Test func benchReportsTheDocumentedKeys() throws {
+        let dir = TestSupport.temporaryDirectory()
+        let db = dir.appendingPathComponent("bench.sqlite").path
+        _ = try Self.run(["--db", db, "import", TestSupport.sampleZip, "--quiet"])
+        let imported = try Self.run(["bench", "import", TestSupport.sampleZip, "--json"])
+        let importJSON = try Self.json(Substring(imported.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect((importJSON["messages_per_second"] as? Double ?? 0) > 0)
+        #expect((importJSON["peak_rss_mb"] as? Double ?? 0) > 0)
+        #expect(importJSON["messages"] as? Int == 3_000)
+        let search = try Self.run(["--db", db, "bench", "search", "--runs", "1", "--warmup", "0", "--json"])
+        let searchJSON = try Self.json(Substring(search.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        for key in ["queries", "p50_ms", "p95_ms", "p99_ms", "max_ms"] { #expect(searchJSON[key] != nil, "\(key)") }
+        #expect((searchJSON["queries"] as? Int ?? 0) >= 50)
+        let svg = dir.appendingPathComponent("timeline.svg").path
+        let timeline = try Self.run(["bench", "timeline", "--db", db, "--runs", "3", "--json", "--plot", svg])
+        let timelineJSON = try Self.json(Substring(timeline.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let depths = try #require(timelineJSON["depths"] as? [[String: Any]])
+        #expect(!depths.isEmpty)
+        for depth in depths {
+            for key in ["depth", "keyset_ms", "offset_ms"] { #expect(depth[key] != nil, "\(key)") }
+        }
+        #expect(timelineJSON["cache_hit_ms"] != nil && timelineJSON["hit_rate"] != nil)
+        let chart = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(chart.hasPrefix("<svg") && chart.contains("OFFSET") && chart.contains("latency per page (ms"))
+    }
+
     @Test(arguments: ["import", "search", "history", "thread", "stats", "bench"])
     func everyCommandHasHelpWithAnExample(command: String) throws {
         let help = try Self.run([command, "--help"])
