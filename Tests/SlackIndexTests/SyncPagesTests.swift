@@ -125,4 +125,46 @@ import Testing
         let unknown = importer.importPaths([bare.path], conversation: "nope")
         #expect(unknown.skippedFiles.first?.reason.contains("No conversation called 'nope'") == true)
     }
+
+    @Test func reactionEventsAreAppliedOnceAndWaitForTheirMessage() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(
+            at: TestSupport.minimalExport(days: ["2023-11-14": MalformedInputTests.good]).path)
+        let dir = TestSupport.temporaryDirectory()
+        func page(_ name: String, _ events: String) throws -> String {
+            let url = dir.appendingPathComponent(name)
+            try Data(events.utf8).write(to: url)
+            return url.path
+        }
+        let added = try page(
+            "added.json",
+            #"""
+            [{"type":"reaction_added","user":"U1","reaction":"tada","item":{"type":"message","ts":"1700000000.000100"}},
+             {"type":"reaction_added","user":"U2","reaction":"tada","item":{"type":"message","ts":"1700000000.000100"}},
+             {"type":"reaction_added","user":"U1","reaction":"eyes","item":{"type":"message","ts":"1700000099.000000"}}]
+            """#)
+        let importer = Importer(archive: archive)
+        let engine = SearchEngine(archive: archive)
+        _ = importer.importPaths([added], conversation: "general")
+        _ = importer.importPaths([added], conversation: "general")  // twice: counted once
+        let general = try archive.conversation(named: "general")
+        let id = try #require(try archive.message(conversation: general, tsKey: 1_700_000_000_000_100)).rowID
+        #expect(try archive.details(of: [id])[id]?.reactions == [ReactionRecord(name: "tada", count: 2, users: ["U1", "U2"])])
+        #expect(try engine.search("has::tada:").hits.count == 1)
+        // The reaction on a message not archived yet waits for it.
+        #expect(try engine.search("has::eyes:").hits.isEmpty)
+        let late = try page(
+            "late.json", #"[{"type":"message","user":"U1","text":"late one","ts":"1700000099.000000"}]"#)
+        _ = importer.importPaths([late], conversation: "general")
+        #expect(try engine.search("has::eyes:").hits.map(\.message.text) == ["late one"])
+        let removed = try page(
+            "removed.json",
+            #"""
+            [{"type":"reaction_removed","user":"U1","reaction":"tada","item":{"type":"message","ts":"1700000000.000100"}},
+             {"type":"reaction_removed","user":"U2","reaction":"tada","item":{"type":"message","ts":"1700000000.000100"}}]
+            """#)
+        _ = importer.importPaths([removed], conversation: "general")
+        #expect(try engine.search("has::tada:").hits.isEmpty)
+        #expect(try engine.search("has:reaction").hits.map(\.message.text) == ["late one"])
+    }
 }

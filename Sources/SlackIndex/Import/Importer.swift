@@ -216,7 +216,7 @@ public final class Importer: Sendable {
         if let writeError { throw writeError }
         try archive.write { db in
             if let domain { _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }
-            _ = try Archive.applyPendingDeletions(in: db)
+            _ = try Archive.applyPendingEvents(in: db)
             // Replies that arrived earlier through sync pages count for the parents this export brought.
             for rowID in Set(folderToRowID.values) { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
         }

@@ -122,7 +122,7 @@ extension Importer {
             }
             try archive.write { db in try Archive.refreshReplyCounts(conversationRowID: target.rowID, in: db) }
         }
-        try archive.write { db in _ = try Archive.applyPendingDeletions(in: db) }
+        try archive.write { db in _ = try Archive.applyPendingEvents(in: db) }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }
@@ -159,13 +159,18 @@ extension Importer {
         }
         var prepared: [PreparedMessage] = []
         var deletions: [Int64] = []
+        var reactions: [ReactionEvent] = []
         for (index, element) in records.enumerated() {
             guard let record = element else {
                 summary.skipMessage(MessagePreparer.Rejection.notAMessage.rawValue)
                 continue
             }
             if record.type == "reaction_added" || record.type == "reaction_removed" {
-                summary.skipMessage("reaction events are not applied yet")
+                if let event = ReactionEvent(page.bytes[elements[index]]) {
+                    reactions.append(event)
+                } else {
+                    summary.skipMessage("reaction event without reaction, user or item ts")
+                }
                 continue
             }
             if record.subtype == "message_deleted" {
@@ -198,7 +203,32 @@ extension Importer {
             for key in deletions {
                 try Archive.delete(conversationRowID: conversation.rowID, tsKey: key, in: db)
             }
+            for event in reactions {
+                try Archive.react(
+                    conversationRowID: conversation.rowID, tsKey: event.tsKey, name: event.name, userID: event.user,
+                    added: event.added, in: db)
+            }
         }
+    }
+}
+
+/// A `reaction_added` / `reaction_removed` event: `{"type", "user", "reaction", "item": {"ts"}}`.
+private struct ReactionEvent {
+    var added: Bool
+    var user: String
+    var name: String
+    var tsKey: Int64
+
+    init?(_ bytes: ArraySlice<UInt8>) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+            let type = object["type"] as? String, let user = object["user"] as? String,
+            let name = object["reaction"] as? String, let item = object["item"] as? [String: Any],
+            let ts = item["ts"] as? String, let key = SlackTimestamp.parseKey(ts)
+        else { return nil }
+        added = type == "reaction_added"
+        self.user = user
+        self.name = name
+        tsKey = key
     }
 }
 

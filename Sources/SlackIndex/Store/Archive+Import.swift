@@ -185,10 +185,11 @@ extension Archive {
         }
     }
 
-    /// Applies remembered deletions whose messages have arrived since. Returns how many were applied.
+    /// Applies kept reaction events and deletions whose messages have arrived since. Returns how many deletions.
     ///
     /// - Complexity: O(p log n) for p pending deletions (none, almost always).
-    static func applyPendingDeletions(in db: Database) throws -> Int {
+    static func applyPendingEvents(in db: Database) throws -> Int {
+        try applyPendingReactions(in: db)
         var applied = 0
         for row in try Row.fetchAll(db, sql: "SELECT conversation_id, ts_key FROM pending_deletion") {
             let conversation: Int64 = row[0]
@@ -222,4 +223,65 @@ extension Archive {
                 """, arguments: [conversationRowID, conversationRowID])
     }
 
+
+    /// Applies a `reaction_added` / `reaction_removed` event, or keeps it until its message arrives.
+    ///
+    /// Idempotent: a user's reaction counts once; removing one that is not there changes nothing.
+    static func react(
+        conversationRowID: Int64, tsKey: Int64, name: String, userID: String, added: Bool, in db: Database
+    ) throws {
+        guard
+            let id = try Int64.fetchOne(
+                db, sql: "SELECT id FROM message WHERE conversation_id = ? AND ts_key = ?",
+                arguments: [conversationRowID, tsKey])
+        else {
+            try db.execute(
+                sql: """
+                    INSERT INTO pending_reaction (conversation_id, ts_key, name, user_id, added) VALUES (?, ?, ?, ?, ?)
+                    """, arguments: [conversationRowID, tsKey, name, userID, added])
+            return
+        }
+        let row = try Row.fetchOne(
+            db, sql: "SELECT count, users FROM reaction WHERE message_id = ? AND name = ?", arguments: [id, name])
+        var users = (try? JSONDecoderCache.decode([String].self, from: row?[1] ?? "[]")) ?? []
+        var count: Int = row?[0] ?? 0
+        if added {
+            guard !users.contains(userID) else { return }
+            users.append(userID)
+            count += 1
+        } else {
+            guard let index = users.firstIndex(of: userID) else { return }
+            users.remove(at: index)
+            count -= 1
+        }
+        if count <= 0 || users.isEmpty && !added {
+            try db.execute(sql: "DELETE FROM reaction WHERE message_id = ? AND name = ?", arguments: [id, name])
+        } else {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO reaction (message_id, name, count, users) VALUES (?, ?, ?, ?)",
+                arguments: [id, name, count, MessageWriter.jsonArray(users)])
+        }
+        let any = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM reaction WHERE message_id = ?)", arguments: [id])
+        let bit = MessageFlags.hasReaction.rawValue
+        try db.execute(
+            sql: "UPDATE message SET flags = CASE WHEN ? THEN flags | \(bit) ELSE flags & ~\(bit) END WHERE id = ?",
+            arguments: [any ?? false, id])
+    }
+
+    /// Applies kept reaction events whose messages have arrived, in arrival order.
+    static func applyPendingReactions(in db: Database) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT p.id, p.conversation_id, p.ts_key, p.name, p.user_id, p.added FROM pending_reaction p
+                WHERE EXISTS (SELECT 1 FROM message m WHERE m.conversation_id = p.conversation_id
+                    AND m.ts_key = p.ts_key)
+                ORDER BY p.id
+                """)
+        for row in rows {
+            try react(
+                conversationRowID: row[1], tsKey: row[2], name: row[3], userID: row[4], added: row[5], in: db)
+            try db.execute(sql: "DELETE FROM pending_reaction WHERE id = ?", arguments: [row[0] as Int64])
+        }
+    }
 }

@@ -185,6 +185,20 @@ enum Migrations {
                     ) WITHOUT ROWID
                     """)
         }
+        migrator.registerMigration("v7 pending reactions") { db in
+            // reaction_added / reaction_removed events for messages not archived yet, in arrival order.
+            try db.execute(
+                sql: """
+                    CREATE TABLE pending_reaction (
+                        id INTEGER PRIMARY KEY,
+                        conversation_id INTEGER NOT NULL,
+                        ts_key INTEGER NOT NULL,
+                        name TEXT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        added INTEGER NOT NULL
+                    )
+                    """)
+        }
         return migrator
     }
 
