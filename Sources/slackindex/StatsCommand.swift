@@ -10,6 +10,7 @@ struct StatsCommand: ParsableCommand {
             Examples:
               slackindex stats
               slackindex stats '#general' --json
+              slackindex stats --gaps
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -20,8 +21,23 @@ struct StatsCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @Flag(help: "List stretches of history that imported sync pages point to but no imported page covers.")
+    var gaps = false
+
     func run() throws {
         let archive = try global.openArchive()
+        if gaps {
+            let found = try archive.syncGaps()
+            if json { return Output.json(["gaps": found]) }
+            if found.isEmpty { Output.line("No gaps: every imported page sequence connects.") }
+            for gap in found {
+                Output.line(
+                    "\(gap.conversation) (\(gap.conversationID)): missing from ts \(gap.newestTS) back to "
+                        + (gap.olderTS.map { "ts \($0) (exclusive)" } ?? "the start of the history"))
+            }
+            if !found.isEmpty { throw ExitCode(2) }
+            return
+        }
         let target = try conversation.map { try archive.conversation(named: $0) }
         let stats = try archive.stats(conversation: target)
         if json {

@@ -168,3 +168,32 @@ import Testing
         #expect(try engine.search("has:reaction").hits.map(\.message.text) == ["late one"])
     }
 }
+
+@Suite struct SyncGapTests {
+    @Test func aMissingPageIsReportedAsAGap() throws {
+        let archive = try TestSupport.makeArchive()
+        let importer = Importer(archive: archive)
+        _ = try importer.importExport(at: TestSupport.sampleFolder)
+        let history = TestSupport.samplePages + "/marketing/history"
+        let files = try FileManager.default.contentsOfDirectory(atPath: history).sorted()
+        #expect(files.count >= 4)
+        for file in files where file != files[2] {
+            _ = try importer.importPages(at: history + "/" + file, conversation: "marketing")
+        }
+        let gaps = try archive.syncGaps()
+        #expect(gaps.count == 1)
+        // The gap starts at the first message of the missing page and ends at the next page that is there.
+        let missing = try #require(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: history + "/" + files[2])))
+                as? [String: Any])
+        let messages = try #require(missing["messages"] as? [[String: Any]])
+        #expect(gaps.first?.newestTS == messages.first?["ts"] as? String)
+        let after = try #require(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: history + "/" + files[3])))
+                as? [String: Any])
+        #expect(gaps.first?.olderTS == (after["messages"] as? [[String: Any]])?.first?["ts"] as? String)
+        // With the page, the sequence connects.
+        _ = try importer.importPages(at: history + "/" + files[2], conversation: "marketing")
+        #expect(try archive.syncGaps().isEmpty)
+    }
+}

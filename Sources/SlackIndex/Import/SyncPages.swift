@@ -140,6 +140,7 @@ extension Importer {
             throw ImportError.malformedJSON(path: file, reason: "the file is truncated or not JSON")
         }
         var elements = page.elements
+        var cursor: String?
         if !page.isArray {
             let whole = 0..<page.bytes.count
             if JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole).map({ page.bytes[$0] }) == Array("false".utf8)[...] {
@@ -153,6 +154,13 @@ extension Importer {
             }
             let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
             elements = inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) }
+            if let metadata = JSONSlicer.valueRange(ofKey: "response_metadata", in: page.bytes, object: whole),
+                let cursorRange = JSONSlicer.valueRange(ofKey: "next_cursor", in: page.bytes, object: metadata)
+            {
+                let quoted = String(decoding: page.bytes[cursorRange], as: UTF8.self)
+                let text = quoted.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                cursor = text.isEmpty ? nil : text
+            }
         }
         let records: [MessageRecord?] = page.bytes.withUnsafeBufferPointer { buffer in
             elements.map { try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[$0])) }
@@ -190,7 +198,16 @@ extension Importer {
             }
         }
         let placeholders = preparer.takePlaceholders()
+        // The page's span, for gap reports.
+        let spanKeys = prepared.map(\.tsKey)
+        let newest = prepared.max { $0.tsKey < $1.tsKey }.flatMap { SlackTimestamp($0.ts) }
+        let nextKey = cursor.flatMap(Importer.cursorKey)
         try archive.write { db in
+            if let newest, let oldest = spanKeys.min(), !page.isArray {
+                try Archive.recordPage(
+                    conversationRowID: conversation.rowID, newest: newest, oldestKey: oldest, nextKey: nextKey,
+                    cursor: cursor, in: db)
+            }
             summary.placeholderUsers += try Archive.insertPlaceholders(placeholders, in: db)
             var writer = try MessageWriter(db)
             for message in prepared {
@@ -209,6 +226,20 @@ extension Importer {
                     added: event.added, in: db)
             }
         }
+    }
+}
+
+extension Importer {
+    /// The ts key a Slack history cursor points to (`base64("next_ts:1712345678000100")`), when it has that form.
+    static func cursorKey(_ cursor: String) -> Int64? {
+        var base64 = cursor
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        guard text.hasPrefix("next_ts:") else { return nil }
+        let digits = text.dropFirst("next_ts:".count)
+        guard digits.count > 6, digits.allSatisfy(\.isNumber) else { return nil }
+        return SlackTimestamp.parseKey(String(digits.dropLast(6)) + "." + String(digits.suffix(6)))
     }
 }
 

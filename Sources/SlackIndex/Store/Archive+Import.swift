@@ -284,4 +284,73 @@ extension Archive {
             try db.execute(sql: "DELETE FROM pending_reaction WHERE id = ?", arguments: [row[0] as Int64])
         }
     }
+
+    /// Records an imported page: its time span and where its `next_cursor` points; advances the sync state.
+    static func recordPage(
+        conversationRowID: Int64, newest: SlackTimestamp, oldestKey: Int64, nextKey: Int64?, cursor: String?,
+        in db: Database
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO sync_page (conversation_id, newest_key, oldest_key, next_key) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id, newest_key) DO UPDATE SET oldest_key = min(oldest_key, excluded.oldest_key),
+                    next_key = coalesce(excluded.next_key, next_key)
+                """, arguments: [conversationRowID, newest.key, oldestKey, nextKey])
+        try db.execute(
+            sql: """
+                INSERT INTO sync_state (conversation_id, newest_ts, newest_key, last_cursor) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET
+                    newest_ts = CASE WHEN excluded.newest_key > coalesce(newest_key, 0) THEN excluded.newest_ts
+                        ELSE newest_ts END,
+                    newest_key = max(coalesce(newest_key, 0), excluded.newest_key),
+                    last_cursor = coalesce(excluded.last_cursor, last_cursor)
+                """, arguments: [conversationRowID, newest.string, newest.key, cursor])
+    }
+}
+
+/// A stretch of history that imported pages point to but no imported page covers.
+public struct SyncGap: Sendable, Codable, Equatable {
+    public var conversationID: String
+    public var conversation: String
+    /// The newest missing message (the ts a page's `next_cursor` names).
+    public var newestTS: String
+    /// The newest message of the next older page that is there; nil when no older page was imported.
+    public var olderTS: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case conversation
+        case conversationID = "conversation_id"
+        case newestTS = "newest_missing_ts"
+        case olderTS = "older_present_ts"
+    }
+}
+
+extension Archive {
+    /// Page sequences that do not connect: a page's cursor names a first message no imported page starts with.
+    ///
+    /// - Complexity: O(p log p) over the pages recorded.
+    public func syncGaps() throws -> [SyncGap] {
+        try pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.slack_id, c.kind, c.name, p.next_key,
+                        (SELECT max(o.newest_key) FROM sync_page o
+                         WHERE o.conversation_id = p.conversation_id AND o.newest_key < p.next_key)
+                    FROM sync_page p JOIN conversation c ON c.id = p.conversation_id
+                    WHERE p.next_key IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM sync_page q WHERE q.conversation_id = p.conversation_id
+                            AND q.newest_key = p.next_key)
+                    ORDER BY c.slack_id, p.next_key DESC
+                    """)
+            return rows.map { row in
+                let conversation = Conversation(
+                    rowID: 0, id: row[0], kind: ConversationKind(rawValue: row[1]) ?? .channel, name: row[2])
+                let older: Int64? = row[4]
+                return SyncGap(
+                    conversationID: conversation.id, conversation: conversation.displayName,
+                    newestTS: SlackTimestamp(key: row[3]).string, olderTS: older.map { SlackTimestamp(key: $0).string })
+            }
+        }
+    }
 }

@@ -199,6 +199,27 @@ enum Migrations {
                     )
                     """)
         }
+        migrator.registerMigration("v8 sync state") { db in
+            // Every history-style page imported (its newest and oldest ts and where its cursor points), so page
+            // sequences that do not connect can be reported as gaps; and per conversation the newest ts seen and
+            // the last cursor, where an incremental sync resumes.
+            try db.execute(
+                sql: """
+                    CREATE TABLE sync_page (
+                        conversation_id INTEGER NOT NULL,
+                        newest_key INTEGER NOT NULL,
+                        oldest_key INTEGER NOT NULL,
+                        next_key INTEGER,
+                        PRIMARY KEY (conversation_id, newest_key)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE sync_state (
+                        conversation_id INTEGER PRIMARY KEY,
+                        newest_ts TEXT,
+                        newest_key INTEGER,
+                        last_cursor TEXT
+                    );
+                    """)
+        }
         return migrator
     }
 
