@@ -92,12 +92,7 @@ struct HistoryCommand: ParsableCommand {
 
     func run() throws {
         let archive = try global.openArchive()
-        let timeline = Timeline(archive: archive)
-        let result: TimelinePage
-        if let cursorText = page.cursor {
-            result = try timeline.page(
-                try TimelineCursor(parsing: cursorText), limit: page.limit, includeDeleted: page.includeDeleted)
-        } else {
+        try page.show(in: archive, title: { $0.conversation.displayName }) { timeline in
             var name = conversation ?? ""
             var anchor: TimelineAnchor = oldest ? .oldest : .newest
             let zone = page.timeZone
@@ -109,10 +104,8 @@ struct HistoryCommand: ParsableCommand {
             if let point = after.flatMap({ TimelinePoint.parse($0, timeZone: zone) }) { anchor = .after(point.tsKey) }
             if let point = around.flatMap({ TimelinePoint.parse($0, timeZone: zone) }) { anchor = .around(point.tsKey) }
             let target = try archive.conversation(named: name)
-            result = try timeline.history(target, at: anchor, limit: page.limit, includeDeleted: page.includeDeleted)
+            return try timeline.history(target, at: anchor, limit: page.limit, includeDeleted: page.includeDeleted)
         }
-        try PagePrinter(archive: archive, options: page).print(result, title: result.conversation.displayName)
-        if page.stats { PagePrinter.printStats(timeline.stats()) }
     }
 }
 
@@ -147,12 +140,7 @@ struct ThreadCommand: ParsableCommand {
 
     func run() throws {
         let archive = try global.openArchive()
-        let timeline = Timeline(archive: archive)
-        let result: TimelinePage
-        if let cursorText = page.cursor {
-            result = try timeline.page(
-                try TimelineCursor(parsing: cursorText), limit: page.limit, includeDeleted: page.includeDeleted)
-        } else {
+        try page.show(in: archive, title: { "thread in \($0.conversation.displayName)" }) { timeline in
             var name = conversation ?? ""
             var threadTS = ts
             if threadTS == nil, let point = TimelinePoint.parse(name, timeZone: page.timeZone),
@@ -165,11 +153,24 @@ struct ThreadCommand: ParsableCommand {
                 throw ValidationError("Give the thread's ts after the conversation, or a permalink.")
             }
             let target = try archive.conversation(named: name)
-            result = try timeline.thread(
+            return try timeline.thread(
                 target, threadTS: threadTS, limit: page.limit, includeDeleted: page.includeDeleted)
         }
-        try PagePrinter(archive: archive, options: page).print(result, title: "thread in \(result.conversation.displayName)")
-        if page.stats { PagePrinter.printStats(timeline.stats()) }
+    }
+}
+
+extension PageOptions {
+    /// Reads the page `--cursor` names, or else the one `first` opens, and prints it (and the cache counters).
+    func show(
+        in archive: Archive, title: (TimelinePage) -> String, first: (Timeline) throws -> TimelinePage
+    ) throws {
+        let timeline = Timeline(archive: archive)
+        let result =
+            try cursor.map {
+                try timeline.page(try TimelineCursor(parsing: $0), limit: limit, includeDeleted: includeDeleted)
+            } ?? first(timeline)
+        try PagePrinter(archive: archive, options: self).print(result, title: title(result))
+        if stats { PagePrinter.printStats(timeline.stats()) }
     }
 }
 
