@@ -2,23 +2,6 @@ import Testing
 
 @testable import SlackIndex
 
-/// LRUSplitMix64: small, seedable, good enough for test workloads.
-struct LRUSplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Obviously-correct array-based LRU; index 0 is the most recently used entry.
 struct LRUReference {
     var entries: [(key: Int, value: Int, cost: Int)] = []
@@ -102,7 +85,7 @@ struct LRUModelConfig: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: configs)
     func matchesReferenceImplementation(_ config: LRUModelConfig) {
-        var rng = LRUSplitMix64(seed: config.seed)
+        var rng = SeededGenerator(seed: config.seed)
         var cache = LRUCache<Int, Int>(maxEntries: config.maxEntries, maxBytes: config.maxBytes)
         var model = LRUReference(maxEntries: config.maxEntries, maxBytes: config.maxBytes)
 

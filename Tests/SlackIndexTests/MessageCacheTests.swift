@@ -158,7 +158,7 @@ final class CacheWorld: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<2 {
                 group.addTask {
-                    var rng = LRUSplitMix64(seed: 100 + UInt64(writer))
+                    var rng = SeededGenerator(seed: 100 + UInt64(writer))
                     for _ in 0..<3_000 {
                         let key = Int.random(in: 0..<keyCount, using: &rng)
                         let kind = Int.random(in: 0..<4, using: &rng)
@@ -187,7 +187,7 @@ final class CacheWorld: Sendable {
             }
             for reader in 0..<6 {
                 group.addTask {
-                    var rng = LRUSplitMix64(seed: 200 + UInt64(reader))
+                    var rng = SeededGenerator(seed: 200 + UInt64(reader))
                     for _ in 0..<5_000 {
                         let key = Int.random(in: 0..<keyCount, using: &rng)
                         let floor = world.floors.withLock { $0[key] }

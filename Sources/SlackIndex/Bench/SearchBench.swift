@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 
-/// A seeded generator (SplitMix64), so a workload drawn from an archive is the same every run.
-struct SeededGenerator: RandomNumberGenerator {
+/// A seeded generator (SplitMix64): equal seeds give equal sequences, so a workload drawn from an archive is the
+/// same every run (the tests' fuzzers and model tests use it too).
+struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -2,25 +2,6 @@ import Testing
 
 @testable import SlackIndex
 
-/// A deterministic SplitMix64 generator, so fuzz failures reproduce from their seed.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// Creates a generator; equal seeds give equal sequences.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Builds hostile search strings from a grammar-ish alphabet of Slack and FTS5 syntax fragments.
 ///
 /// Ported from the standalone query parser package (`QueryFuzzSupport`); the fragment list also holds names that
