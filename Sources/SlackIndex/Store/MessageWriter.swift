@@ -161,13 +161,6 @@ struct MessageWriter {
         return .updated
     }
 
-    private static func arguments(_ m: PreparedMessage, id: Int64) -> StatementArguments {
-        [
-            m.conversationRowID, m.ts, m.tsKey, m.userID, m.username, m.subtype, m.threadTS, m.threadKey,
-            m.replyCount, m.editedTS, m.editedKey, m.flags, m.text, m.searchText, m.searchExtra, m.raw, m.hash, id,
-        ]
-    }
-
     /// Adds a message's text to the index.
     static func indexInsert(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
         let statement = try db.cachedStatement(
