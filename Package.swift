@@ -17,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Already in AsyncHTTPClient's graph; used for SHA-256 of `serve` tokens.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -31,8 +35,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 "CSlackZlib",
                 "CSlackTokenizer",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The archive served as a Slack-compatible Web API subset (Hummingbird): its own module so the
+        // library stays free of server code.
+        .target(
+            name: "SlackIndexServer",
+            dependencies: [
+                "SlackIndex",
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -40,6 +56,7 @@ let package = Package(
             name: "slackindex",
             dependencies: [
                 "SlackIndex",
+                "SlackIndexServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -47,7 +64,11 @@ let package = Package(
         .testTarget(
             name: "SlackIndexTests",
             // Depends on the executable so `swift test` builds it for the CLI tests.
-            dependencies: ["SlackIndex", "slackindex"],
+            dependencies: [
+                "SlackIndex", "SlackIndexServer", "slackindex",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,7 +1,7 @@
 import ArgumentParser
 import SlackIndex
 
-struct SlackIndexCommand: ParsableCommand {
+struct SlackIndexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "slackindex",
         abstract: "A private, fast, searchable archive of Slack history on your own disk.",
@@ -26,8 +26,8 @@ struct SlackIndexCommand: ParsableCommand {
 enum Main {
     /// Global options may come before the subcommand (`slackindex --db x.sqlite search foo`); argument-parser
     /// reads a subcommand's options only after its name, so they are moved there first.
-    static func main() {
-        SlackIndexCommand.main(GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst())))
+    static func main() async {
+        await SlackIndexCommand.main(GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst())))
     }
 }
 

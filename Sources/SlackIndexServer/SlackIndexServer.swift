@@ -1,0 +1,2 @@
+/// The archive served as a Slack-compatible Web API subset.
+enum SlackIndexServerModule {}
