@@ -102,11 +102,22 @@ struct MessageJSON: Encodable {
     var snippet: String?
     var score: Double?
     var details: MessageDetails?
+    /// Merged search only: where the hit came from, whether the remote's answer is missing, its permalink.
+    var source: String?
+    var partial: Bool?
+    var permalinkOverride: String?
+
+    init(message: Message, snippet: String? = nil, score: Double? = nil, details: MessageDetails? = nil) {
+        self.message = message
+        self.snippet = snippet
+        self.score = score
+        self.details = details
+    }
 
     private enum CodingKeys: String, CodingKey {
         case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
         case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score, permalink
-        case reactions, files, deleted
+        case reactions, files, deleted, source, partial
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -121,7 +132,9 @@ struct MessageJSON: Encodable {
         try c.encode(message.replyCount, forKey: .replyCount)
         try c.encode(message.subtype, forKey: .subtype)
         try c.encode(message.editedTS, forKey: .edited)
-        try c.encode(message.permalink, forKey: .permalink)
+        try c.encode(message.permalink ?? permalinkOverride, forKey: .permalink)
+        try c.encodeIfPresent(source, forKey: .source)
+        try c.encodeIfPresent(partial, forKey: .partial)
         if let snippet { try c.encode(Output.highlighted(snippet, color: false), forKey: .snippet) }
         if let details {
             try c.encode(details.reactions.map { ReactionJSON(name: $0.name, count: $0.count, users: $0.users) }, forKey: .reactions)

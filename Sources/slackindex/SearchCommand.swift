@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SlackIndex
 
-struct SearchCommand: ParsableCommand {
+struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Search the archive with Slack's query syntax.",
@@ -13,6 +13,13 @@ struct SearchCommand: ParsableCommand {
             and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches.
             Anything the parser cannot use is searched as words, and stderr says so.
 
+            With --remote URL (or "remote" in the config file) the query also runs on a Slack-compatible
+            search.messages service (Slack, or another archive's `serve`; token from SLACK_TOKEN or the
+            config file). Both run at once; hits are merged by reciprocal rank fusion, one per
+            conversation and ts, each marked local, remote or both. The remote gets --deadline seconds;
+            when it is slow, failing or rate-limited the local hits print anyway, stderr says why, and
+            JSON lines carry "partial": true.
+
             Exit status: 0 with hits, 1 with none, 64 for a bad flag or an empty query.
 
             Examples:
@@ -20,6 +27,7 @@ struct SearchCommand: ParsableCommand {
               slackindex search '"release notes" in:#general after:2024-05-01' --limit 5
               slackindex search 'from:@ann has:link' --sort newest --json
               slackindex search outage --count
+              slackindex search deploy --remote http://127.0.0.1:8080/api/ --deadline 1
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -73,7 +81,22 @@ struct SearchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Same as has:KIND in the query (link, file, reaction, pin, :emoji:).", valueName: "kind"))
     var has: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Also search this Slack-compatible Web API (default: the config file's \"remote\").", valueName: "url"))
+    var remote: String?
+
+    @Flag(help: "Search the archive only, even if the config file names a remote.")
+    var noRemote = false
+
+    @Option(help: ArgumentHelp("Seconds to wait for the remote at most.", valueName: "seconds"))
+    var deadline = 1.5
+
+    @Flag(help: "Store remote hits the archive does not have, so they are there offline.")
+    var saveRemote = false
+
     func validate() throws {
+        guard deadline > 0, deadline <= 600 else { throw ValidationError("--deadline must be between 0 and 600 seconds.") }
         guard limit > 0 else { throw ValidationError("--limit must be at least 1.") }
         if let tz, TimeZone(identifier: tz) == nil {
             throw ValidationError("--tz '\(tz)' is not a time zone; use a name such as Europe/Paris or UTC.")
@@ -97,14 +120,15 @@ struct SearchCommand: ParsableCommand {
         return parts.filter { !$0.isEmpty }.joined(separator: " ")
     }
 
-    func run() throws {
+    func run() async throws {
         let archive = try global.openArchive()
         let engine = SearchEngine(archive: archive)
         var options = SearchOptions()
         options.limit = limit
         options.sort = sort
         options.timeZone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
-        options.me = try me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? Config.load().me
+        let config = try Config.load()
+        options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? config.me
         let text = fullQuery
         if count {
             let (total, notes) = try engine.count(text, options: options)
@@ -113,39 +137,75 @@ struct SearchCommand: ParsableCommand {
             if total == 0 { throw ExitCode(1) }
             return
         }
-        let results = try engine.search(text, options: options)
-        for note in results.notes { Output.error("note: \(note)") }
+        let hits: [SearchHit]
+        var partial: Bool?
+        if let remoteURL = noRemote ? nil : remote ?? config.remote {
+            var policy = SlackWebClient.Policy()
+            policy.maxAttempts = 3
+            policy.backoff = .milliseconds(100)
+            policy.maxRetryAfter = Int(deadline)
+            policy.requestTimeout = .seconds(deadline)
+            let client = try SlackWebClient(baseURL: remoteURL, token: try Config.token(), policy: policy)
+            let results: MergedSearchResults
+            do {
+                results = try await engine.search(
+                    text, options: options, remote: SlackRemoteSearch(client: client), deadline: .seconds(deadline),
+                    saveRemote: saveRemote)
+            } catch {
+                Task { await client.shutdown() }
+                throw error
+            }
+            // The connection pool closes in the background: a slow remote must not hold the answer back.
+            Task { await client.shutdown() }
+            for note in results.notes { Output.error("note: \(note)") }
+            if let problem = results.remoteProblem { Output.error("warning: \(problem)") }
+            if results.saved > 0 { Output.error("Saved \(results.saved) remote messages in the archive.") }
+            hits = results.hits
+            partial = results.partial
+        } else {
+            let results = try engine.search(text, options: options)
+            for note in results.notes { Output.error("note: \(note)") }
+            hits = results.hits
+        }
         let format = json ? .json : format
         switch format {
         case .json:
-            for hit in results.hits {
-                Output.json(MessageJSON(message: hit.message, snippet: hit.snippet, score: hit.score))
+            for hit in hits {
+                var line = MessageJSON(message: hit.message, snippet: hit.snippet, score: hit.score)
+                line.permalinkOverride = hit.remotePermalink
+                if let partial {
+                    line.source = hit.source.rawValue
+                    line.partial = partial
+                }
+                Output.json(line)
             }
         case .csv:
-            Output.line("conversation_id,conversation,ts,user_id,user,text,thread_ts,permalink")
-            for hit in results.hits {
+            Output.line("conversation_id,conversation,ts,user_id,user,text,thread_ts,permalink" + (partial != nil ? ",source" : ""))
+            for hit in hits {
                 let m = hit.message
-                let fields = [
+                var fields = [
                     m.conversationID, m.conversation, m.ts, m.userID ?? "", m.user ?? "", m.text, m.threadTS ?? "",
-                    m.permalink ?? "",
+                    hit.permalink ?? "",
                 ]
+                if partial != nil { fields.append(hit.source.rawValue) }
                 Output.line(fields.map(Output.csvField).joined(separator: ","))
             }
         case .text:
-            if results.hits.isEmpty { Output.error("No messages match '\(text)'.") }
+            if hits.isEmpty { Output.error("No messages match '\(text)'.") }
             let color = Output.stdoutIsTTY && !noColor
-            for hit in results.hits {
+            for hit in hits {
                 let m = hit.message
                 let header =
                     "\(Output.bold(m.conversation, color: color))  \(m.user ?? "unknown")  "
                     + Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone), color: color)
                     + (m.threadTS != nil && m.threadTS != m.ts ? Output.dim("  (in thread)", color: color) : "")
+                    + (partial != nil && hit.source != .local ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
                 Output.line(header)
                 Output.line("  " + Output.highlighted(Output.oneLine(hit.snippet, width: 400), color: color))
                 Output.flush()
             }
         }
-        if results.hits.isEmpty { throw ExitCode(1) }
+        if hits.isEmpty { throw ExitCode(1) }
     }
 }
 

@@ -135,22 +135,48 @@ extension Importer {
         }
         summary.dayFiles += 1
         summary.bytes += Int64(data.count)
-        let page = data.withUnsafeBytes { JSONSlicer($0) }
+        _ = try applyPage([UInt8](data), source: file, into: conversation, preparer: &preparer, summary: &summary)
+    }
+
+    /// What a page held besides messages: where it continues, and the threads it names.
+    struct PageOutcome {
+        /// `response_metadata.next_cursor`, nil when empty or absent.
+        var cursor: String?
+        /// The newest and oldest ts of the page's messages (top-level and replies alike).
+        var newestTS: String?
+        var oldestTS: String?
+        /// Messages on the page (including edits and deletions).
+        var messages = 0
+        /// Thread parents with replies: their ts and `latest_reply` when given.
+        var threads: [(ts: String, latestReply: String?)] = []
+    }
+
+    /// Applies one page (a `conversations.history` / `.replies` answer, an event page, or a bare array) to the
+    /// archive in one transaction, with `alsoWrite` run in that same transaction (sync bookkeeping).
+    ///
+    /// - Parameter recordSpan: record the page's span for gap reports (history pages; not replies).
+    /// - Throws: `ImportError.malformedJSON` naming `source` when the bytes are not a page.
+    func applyPage(
+        _ bytes: [UInt8], source: String, into conversation: Conversation, preparer: inout MessagePreparer,
+        summary: inout ImportSummary, recordSpan: Bool = true,
+        alsoWrite: ((Database, PageOutcome) throws -> Void)? = nil
+    ) throws -> PageOutcome {
+        let page = bytes.withUnsafeBytes { JSONSlicer($0) }
         guard page.isComplete else {
-            throw ImportError.malformedJSON(path: file, reason: "the file is truncated or not JSON")
+            throw ImportError.malformedJSON(path: source, reason: "the file is truncated or not JSON")
         }
         var elements = page.elements
-        var cursor: String?
+        var outcome = PageOutcome()
         if !page.isArray {
             let whole = 0..<page.bytes.count
             if JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole).map({ page.bytes[$0] }) == Array("false".utf8)[...] {
                 let error = JSONSlicer.valueRange(ofKey: "error", in: page.bytes, object: whole)
                     .map { String(decoding: page.bytes[$0], as: UTF8.self) } ?? "unknown"
-                throw ImportError.malformedJSON(path: file, reason: "the API answered an error page (\(error))")
+                throw ImportError.malformedJSON(path: source, reason: "the API answered an error page (\(error))")
             }
             guard let list = JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) else {
                 throw ImportError.malformedJSON(
-                    path: file, reason: "not a sync page: expected a JSON array of messages or {\"messages\": [...]}")
+                    path: source, reason: "not a sync page: expected a JSON array of messages or {\"messages\": [...]}")
             }
             let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
             elements = inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) }
@@ -159,15 +185,17 @@ extension Importer {
             {
                 let quoted = String(decoding: page.bytes[cursorRange], as: UTF8.self)
                 let text = quoted.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                cursor = text.isEmpty ? nil : text
+                outcome.cursor = text.isEmpty || text == "null" ? nil : text
             }
         }
+        let cursor = outcome.cursor
         let records: [MessageRecord?] = page.bytes.withUnsafeBufferPointer { buffer in
             elements.map { try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[$0])) }
         }
         var prepared: [PreparedMessage] = []
         var deletions: [Int64] = []
         var reactions: [ReactionEvent] = []
+        outcome.messages = records.count
         for (index, element) in records.enumerated() {
             guard let record = element else {
                 summary.skipMessage(MessagePreparer.Rejection.notAMessage.rawValue)
@@ -191,6 +219,12 @@ extension Importer {
             {
                 range = inner
             }
+            if let ts = record.ts, record.threadTS == ts, (record.replyCount ?? 0) > 0 {
+                let latest = JSONSlicer.valueRange(ofKey: "latest_reply", in: page.bytes, object: range).map {
+                    String(decoding: page.bytes[$0], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
+                outcome.threads.append((ts, latest))
+            }
             let raw = JSONSlicer.text(of: range, in: page.bytes, removing: "user_profile")
             switch preparer.prepare(record, raw: raw, conversationRowID: conversation.rowID) {
             case .success(let message): prepared.append(message)
@@ -199,11 +233,14 @@ extension Importer {
         }
         let placeholders = preparer.takePlaceholders()
         // The page's span, for gap reports.
-        let spanKeys = prepared.map(\.tsKey)
-        let newest = prepared.max { $0.tsKey < $1.tsKey }.flatMap { SlackTimestamp($0.ts) }
+        let newestMessage = prepared.max { $0.tsKey < $1.tsKey }
+        let oldestMessage = prepared.min { $0.tsKey < $1.tsKey }
+        outcome.newestTS = newestMessage?.ts
+        outcome.oldestTS = oldestMessage?.ts
+        let newest = newestMessage.flatMap { SlackTimestamp($0.ts) }
         let nextKey = cursor.flatMap(Importer.cursorKey)
         try archive.write { db in
-            if let newest, let oldest = spanKeys.min(), !page.isArray {
+            if recordSpan, let newest, let oldest = oldestMessage?.tsKey, !page.isArray {
                 try Archive.recordPage(
                     conversationRowID: conversation.rowID, newest: newest, oldestKey: oldest, nextKey: nextKey,
                     cursor: cursor, in: db)
@@ -225,7 +262,9 @@ extension Importer {
                     conversationRowID: conversation.rowID, tsKey: event.tsKey, name: event.name, userID: event.user,
                     added: event.added, in: db)
             }
+            try alsoWrite?(db, outcome)
         }
+        return outcome
     }
 }
 

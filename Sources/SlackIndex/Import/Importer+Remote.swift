@@ -1,0 +1,44 @@
+import Foundation
+
+extension Importer {
+    /// Stores remote search hits the archive does not hold, creating their conversations when unknown; returns how
+    /// many messages were added. A hit becomes a plain message (`ts`, `user`, `username`, `text`); a later sync or
+    /// export import of the same message replaces it with the full one.
+    func storeRemoteHits(_ hits: [RemoteHit]) throws -> Int {
+        var names = NameDirectory()
+        var known = Set<String>()
+        try archive.write { db in
+            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
+            for (id, name) in try Archive.knownConversationNames(in: db) {
+                names.addChannel(id: id, name: name)
+                known.insert(id)
+            }
+        }
+        let groups = Dictionary(grouping: hits, by: \.conversationID)
+        let missing = groups.keys.filter { !known.contains($0) }.sorted().map { id in
+            let first = groups[id]?.first
+            let kind: ConversationKind =
+                id.hasPrefix("D") ? .dm : (first?.isPrivate == true ? .private : .channel)
+            return Archive.ConversationInput(
+                slackID: id, kind: kind, name: first?.conversationName ?? id, folder: nil, created: nil, topic: nil,
+                purpose: nil, isArchived: false, members: [])
+        }
+        if !missing.isEmpty { _ = try archive.storeListings(users: [], conversations: missing) }
+        var preparer = MessagePreparer(names: names)
+        var summary = ImportSummary()
+        for (id, group) in groups.sorted(by: { $0.key < $1.key }) {
+            let conversation = try archive.conversation(named: id)
+            let messages: [[String: String]] = group.map { hit in
+                var object = ["type": "message", "ts": hit.ts, "text": hit.text]
+                if let user = hit.userID { object["user"] = user }
+                if let name = hit.username { object["username"] = name }
+                return object
+            }
+            let bytes = try JSONSerialization.data(withJSONObject: messages, options: [.sortedKeys])
+            _ = try applyPage(
+                [UInt8](bytes), source: "search.messages", into: conversation, preparer: &preparer, summary: &summary,
+                recordSpan: false)
+        }
+        return summary.messagesAdded
+    }
+}

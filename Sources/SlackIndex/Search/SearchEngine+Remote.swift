@@ -1,0 +1,179 @@
+import Foundation
+import Synchronization
+
+/// Local and remote search together: the merge policy and the remote deadline.
+public struct MergedSearchResults: Sendable {
+    /// Merged hits (see ``ResultMerger``), each with its ``SearchHit/source``.
+    public var hits: [SearchHit]
+    /// Notes from the local engine, plus a local failure when only the remote could answer.
+    public var notes: [String]
+    /// True when the remote's answer is missing (slow, failing, rate-limited, unreachable): hits are local only.
+    public var partial: Bool
+    /// What happened to the remote, one sentence, when `partial`.
+    public var remoteProblem: String?
+    /// Hits each side returned before the merge.
+    public var localCount: Int
+    public var remoteCount: Int
+    /// Remote hits stored in the archive (`saveRemote`).
+    public var saved: Int
+}
+
+extension SearchEngine {
+    /// Runs `text` locally and on `remote` concurrently and merges the answers; never waits past `deadline`.
+    ///
+    /// The local search runs while the remote request is in flight. When the remote has not answered by the
+    /// deadline (measured from the call), or fails, the local hits come back alone with `partial` set and
+    /// `remoteProblem` saying why; the remote request is cancelled. Remote hits the archive holds are shown with
+    /// the archive's message and marked `both`. With `saveRemote`, remote hits not yet in the archive are stored
+    /// (their conversation is created if needed), so they are there offline next time.
+    ///
+    /// - Throws: `SearchError` when the local query is unusable and the remote gave nothing either.
+    /// - Complexity: the local search's, plus O(r) archive lookups for r remote hits.
+    public func search(
+        _ text: String, options: SearchOptions, remote: any RemoteSearch, deadline: Duration,
+        saveRemote: Bool = false
+    ) async throws -> MergedSearchResults {
+        let until = ContinuousClock.now + deadline
+        let query = QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
+        guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
+        let remoteTask = Task { try await remote.search(query, limit: options.limit, sort: options.sort) }
+        let local = Result { try self.search(query, text: text, options: options) }
+        let outcome = await Self.wait(for: remoteTask, until: until)
+
+        var notes = (try? local.get().notes) ?? []
+        let localHits = (try? local.get().hits) ?? []
+        var remoteHits: [SearchHit] = []
+        var problem: String?
+        var saved = 0
+        switch outcome {
+        case .answered(let page):
+            let known = try archive.conversations()
+            let names = Dictionary(known.map { ($0.id, $0.displayName) }, uniquingKeysWith: { a, _ in a })
+            let byID = Dictionary(known.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            var missing: [RemoteHit] = []
+            for hit in page.hits {
+                guard let tsKey = SlackTimestamp.parseKey(hit.ts) else { continue }
+                if let conversation = byID[hit.conversationID],
+                    let message = try archive.message(conversation: conversation, tsKey: tsKey), !message.isDeleted
+                {
+                    remoteHits.append(
+                        SearchHit(
+                            message: message, snippet: hit.snippet, score: 0, source: .both,
+                            remotePermalink: hit.permalink))
+                    continue
+                }
+                missing.append(hit)
+                let message = Message(
+                    rowID: 0, conversationID: hit.conversationID,
+                    conversation: names[hit.conversationID] ?? hit.conversationName.map { "#" + $0 }
+                        ?? hit.conversationID,
+                    ts: hit.ts, tsKey: tsKey, userID: hit.userID, user: hit.username ?? hit.userID, text: hit.text,
+                    plainText: hit.text, subtype: nil, threadTS: nil, replyCount: 0, editedTS: nil, isDeleted: false,
+                    flags: [], sortKey: tsKey)
+                remoteHits.append(
+                    SearchHit(message: message, snippet: hit.snippet, score: 0, source: .remote, remotePermalink: hit.permalink))
+            }
+            if saveRemote, !missing.isEmpty {
+                saved = try Importer(archive: archive).storeRemoteHits(missing)
+            }
+        case .failed(let error):
+            problem = Self.describe(error, deadline: deadline)
+        case .timedOut:
+            problem = "the remote did not answer within \(Self.format(deadline)); showing local results."
+        }
+        if case .failure(let error) = local {
+            guard problem == nil else { throw error }
+            notes.append("Locally: \((error as? SearchError)?.description ?? "\(error)")")
+        }
+        // Local hits the remote also returned are `both`; remote ones the archive holds but local ranking left
+        // out keep that mark too.
+        let merged = ResultMerger.merge(local: localHits, remote: remoteHits, sort: options.sort, limit: options.limit)
+        return MergedSearchResults(
+            hits: merged, notes: notes, partial: problem != nil, remoteProblem: problem, localCount: localHits.count,
+            remoteCount: remoteHits.count, saved: saved)
+    }
+
+    enum RemoteOutcome: Sendable {
+        case answered(RemotePage)
+        case failed(any Error)
+        case timedOut
+    }
+
+    /// The remote task's result, or `.timedOut` at `until` (the task is then cancelled, not awaited).
+    static func wait(
+        for task: Task<RemotePage, any Error>, until: ContinuousClock.Instant
+    ) async -> RemoteOutcome {
+        let once = ResumeOnce()
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<RemoteOutcome, Never>) in
+            once.set(continuation)
+            let timer = Task {
+                try? await Task.sleep(until: until, clock: .continuous)
+                once.resume(.timedOut)
+            }
+            once.onFinish { timer.cancel() }
+            Task {
+                switch await task.result {
+                case .success(let page): once.resume(.answered(page))
+                case .failure(let error): once.resume(.failed(error))
+                }
+            }
+        }
+        if case .timedOut = outcome { task.cancel() }
+        return outcome
+    }
+
+    static func describe(_ error: any Error, deadline: Duration) -> String {
+        switch error {
+        case RemoteError.rateLimited(_, let seconds):
+            "the remote is rate-limited (Retry-After \(seconds) s); showing local results."
+        case RemoteError.unavailable(_, _, let last):
+            "the remote failed (\(last)); showing local results."
+        case RemoteError.api(_, let code):
+            "the remote answered '\(code)'; showing local results."
+        case RemoteError.http(_, let status):
+            "the remote answered HTTP \(status); showing local results."
+        case is CancellationError:
+            "the remote did not answer within \(format(deadline)); showing local results."
+        default:
+            "the remote failed (\(error)); showing local results."
+        }
+    }
+
+    static func format(_ duration: Duration) -> String {
+        String(format: "%.2g s", duration.seconds)
+    }
+}
+
+/// Resumes a continuation exactly once, whichever of several tasks gets there first.
+private final class ResumeOnce: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<SearchEngine.RemoteOutcome, Never>?
+        var finish: (@Sendable () -> Void)?
+        var done = false
+    }
+    private let state = Mutex(State())
+
+    func set(_ continuation: CheckedContinuation<SearchEngine.RemoteOutcome, Never>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func onFinish(_ body: @escaping @Sendable () -> Void) {
+        let run = state.withLock { s -> Bool in
+            if s.done { return true }
+            s.finish = body
+            return false
+        }
+        if run { body() }
+    }
+
+    func resume(_ outcome: SearchEngine.RemoteOutcome) {
+        let taken = state.withLock { s -> (CheckedContinuation<SearchEngine.RemoteOutcome, Never>?, (@Sendable () -> Void)?) in
+            guard !s.done else { return (nil, nil) }
+            s.done = true
+            defer { s.continuation = nil; s.finish = nil }
+            return (s.continuation, s.finish)
+        }
+        taken.0?.resume(returning: outcome)
+        taken.1?()
+    }
+}

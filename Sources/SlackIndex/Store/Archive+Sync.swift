@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+
+/// Bookkeeping for live sync (`slackindex sync`): where each conversation's history is complete, the run in
+/// progress, and the threads whose replies are still to fetch. Every write here happens in the same transaction as
+/// the page it describes, so a sync killed at any point resumes exactly where it stopped.
+extension Archive {
+    /// A history run in progress for one conversation.
+    struct SyncRun: Sendable, Equatable {
+        /// The `oldest` the run asks for (exact ts string); nil for a full history.
+        var oldestTS: String?
+        /// The newest ts the run has seen (its first page's newest message).
+        var topTS: String?
+        /// The oldest ts the run has stored, where it continues if the cursor is refused.
+        var lowTS: String?
+        /// The next page's cursor.
+        var cursor: String?
+        /// Pages stored so far.
+        var pages: Int
+    }
+
+    /// A thread whose replies are to be fetched.
+    struct SyncThread: Sendable, Equatable {
+        var conversationRowID: Int64
+        var threadTS: String
+        /// Replies newer than this are fetched (the newest reply held when queued); nil for all.
+        var oldestTS: String?
+        var cursor: String?
+    }
+
+    /// The run in progress for a conversation, if a sync stopped during its history.
+    /// - Complexity: O(1), one primary-key lookup.
+    func syncRun(conversationRowID: Int64) throws -> SyncRun? {
+        try pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT oldest_ts, top_ts, low_ts, cursor, pages FROM sync_run WHERE conversation_id = ?",
+                arguments: [conversationRowID]
+            ).map { SyncRun(oldestTS: $0[0], topTS: $0[1], lowTS: $0[2], cursor: $0[3], pages: $0[4]) }
+        }
+    }
+
+    /// Where an incremental history fetch starts: the point a finished sync reached, else the newest message that
+    /// `conversations.history` would list (top-level or broadcast) the archive holds; nil when it holds none.
+    /// - Complexity: O(log n) on the history index.
+    func syncCheckpoint(conversationRowID: Int64) throws -> String? {
+        try pool.read { db in
+            let synced = try String.fetchOne(
+                db, sql: "SELECT synced_ts FROM sync_state WHERE conversation_id = ?", arguments: [conversationRowID])
+            let newest = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT ts, ts_key FROM message
+                    WHERE conversation_id = ? AND (flags & 96) != 0 AND is_deleted = 0
+                    ORDER BY ts_key DESC LIMIT 1
+                    """, arguments: [conversationRowID])
+            let newestTS: String? = newest?[0]
+            guard let synced else { return newestTS }
+            guard let newestTS, let a = SlackTimestamp.parseKey(synced), let b = SlackTimestamp.parseKey(newestTS)
+            else { return synced }
+            return b > a ? newestTS : synced
+        }
+    }
+
+    /// Records a history run's progress after a page (same transaction as the page).
+    static func saveSyncRun(_ run: SyncRun, conversationRowID: Int64, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO sync_run (conversation_id, oldest_ts, top_ts, low_ts, cursor, pages) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET oldest_ts = excluded.oldest_ts, top_ts = excluded.top_ts,
+                    low_ts = excluded.low_ts, cursor = excluded.cursor, pages = excluded.pages
+                """, arguments: [conversationRowID, run.oldestTS, run.topTS, run.lowTS, run.cursor, run.pages])
+    }
+
+    /// Ends a history run: the conversation's history is complete up to `topTS` (when the run saw any message).
+    static func finishSyncRun(conversationRowID: Int64, topTS: String?, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM sync_run WHERE conversation_id = ?", arguments: [conversationRowID])
+        guard let topTS, let key = SlackTimestamp.parseKey(topTS) else { return }
+        try db.execute(
+            sql: """
+                INSERT INTO sync_state (conversation_id, newest_ts, newest_key, synced_ts) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET synced_ts = excluded.synced_ts,
+                    newest_ts = CASE WHEN excluded.newest_key > coalesce(newest_key, 0) THEN excluded.newest_ts
+                        ELSE newest_ts END,
+                    newest_key = max(coalesce(newest_key, 0), excluded.newest_key)
+                """, arguments: [conversationRowID, topTS, key, topTS])
+    }
+
+    /// Queues a thread for `conversations.replies` unless the archive already holds its `latestReply`.
+    static func queueSyncThread(
+        conversationRowID: Int64, threadTS: String, latestReply: String?, in db: Database
+    ) throws {
+        guard let threadKey = SlackTimestamp.parseKey(threadTS) else { return }
+        let newestReply = try String.fetchOne(
+            db,
+            sql: """
+                SELECT ts FROM message WHERE conversation_id = ? AND thread_key = ? AND ts_key != ?
+                ORDER BY ts_key DESC LIMIT 1
+                """, arguments: [conversationRowID, threadKey, threadKey])
+        if let latestReply, let newestReply, let a = SlackTimestamp.parseKey(latestReply),
+            let b = SlackTimestamp.parseKey(newestReply), b >= a
+        {
+            return
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO sync_thread (conversation_id, thread_ts, oldest_ts, cursor) VALUES (?, ?, ?, NULL)
+                ON CONFLICT (conversation_id, thread_ts) DO NOTHING
+                """, arguments: [conversationRowID, threadTS, newestReply])
+    }
+
+    /// Threads still to fetch, in a stable order.
+    /// - Complexity: O(t) for t queued threads.
+    func syncThreads() throws -> [SyncThread] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT conversation_id, thread_ts, oldest_ts, cursor FROM sync_thread
+                    ORDER BY conversation_id, thread_ts
+                    """
+            ).map { SyncThread(conversationRowID: $0[0], threadTS: $0[1], oldestTS: $0[2], cursor: $0[3]) }
+        }
+    }
+
+    /// Records a thread's next cursor, or removes it from the queue when `cursor` is nil (same transaction as the
+    /// page).
+    static func advanceSyncThread(conversationRowID: Int64, threadTS: String, cursor: String?, in db: Database) throws {
+        if let cursor {
+            try db.execute(
+                sql: "UPDATE sync_thread SET cursor = ? WHERE conversation_id = ? AND thread_ts = ?",
+                arguments: [cursor, conversationRowID, threadTS])
+        } else {
+            try db.execute(
+                sql: "DELETE FROM sync_thread WHERE conversation_id = ? AND thread_ts = ?",
+                arguments: [conversationRowID, threadTS])
+        }
+    }
+
+    /// Stores users and conversations a sync listed; keeps known members when the listing has none (Slack's
+    /// `conversations.list` does not give members). Returns how many conversations were added.
+    func storeListings(users: [UserRecord], conversations: [ConversationInput]) throws -> (usersAdded: Int, conversationsAdded: Int) {
+        try pool.write { db in
+            let (usersAdded, _) = try Archive.upsertUsers(users, in: db)
+            var added = 0
+            for var input in conversations {
+                if input.members.isEmpty,
+                    let known = try String.fetchOne(
+                        db, sql: "SELECT members FROM conversation WHERE slack_id = ?", arguments: [input.slackID]),
+                    let members = try? JSONDecoderCache.decode([String].self, from: known)
+                {
+                    input.members = members
+                }
+                if try Archive.upsertConversation(input, workspaceID: nil, in: db).outcome == .added { added += 1 }
+            }
+            return (usersAdded, added)
+        }
+    }
+}

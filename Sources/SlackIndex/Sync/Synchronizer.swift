@@ -1,0 +1,366 @@
+import Foundation
+import GRDB
+
+/// Keeps an archive current from a Slack-compatible Web API (`slackindex sync`).
+///
+/// One run: `auth.test`; `users.list` and `conversations.list` (all pages); then per conversation
+/// `conversations.history` from where the archive's history is complete (`oldest` = that exact ts, so nothing it
+/// holds is fetched again), newest first to the end; then `conversations.replies` for every thread whose
+/// `latest_reply` is newer than the replies the archive holds. Each page is stored in one transaction together with
+/// the run's next cursor (``Archive/SyncRun``), so a sync killed at any moment resumes at the page it stopped at and
+/// reaches the same final state. Rate limits and failures are the client's business (``SlackWebClient``).
+///
+/// Slack's `conversations.history` does not list old parents whose threads got new replies; such replies arrive
+/// only when the parent is fetched again (a full sync of the conversation: `--full`).
+public final class Synchronizer: Sendable {
+    /// What to sync.
+    public struct Options: Sendable {
+        /// Messages per page (`limit`); Slack allows up to 999 for history, fewer for some apps.
+        public var pageSize = 200
+        /// Only these conversations (ids or names); nil for all the token sees.
+        public var conversations: [String]?
+        /// Fetch replies of threads with new activity.
+        public var threads = true
+        /// Ignore the checkpoint and fetch whole histories (still idempotent).
+        public var full = false
+
+        public init() {}
+    }
+
+    /// Where a run is, for progress lines.
+    public struct Progress: Sendable {
+        public var phase: String
+        public var conversationsDone: Int
+        public var conversationsTotal: Int
+        public var threadsDone: Int
+        public var threadsTotal: Int
+        public var messages: Int
+        public var requests: Int
+        public var rateLimited: Int
+        public var failures: Int
+        public var elapsed: Double
+    }
+
+    /// What a run did.
+    public struct Summary: Sendable, Codable {
+        public var users = 0
+        public var usersAdded = 0
+        public var conversations = 0
+        public var conversationsAdded = 0
+        /// Conversations whose history run resumed from an interrupted sync.
+        public var resumed = 0
+        public var historyPages = 0
+        public var threads = 0
+        public var repliesPages = 0
+        public var listPages = 0
+        public var messagesAdded = 0
+        public var messagesUpdated = 0
+        public var messagesUnchanged = 0
+        public var messagesSkipped = 0
+        public var skipReasons: [String: Int] = [:]
+        /// Conversations or threads the API refused, with its error.
+        public var refused: [String] = []
+        public var requests = 0
+        public var rateLimited = 0
+        public var failures = 0
+        public var waitedSeconds = 0.0
+        public var bytes: Int64 = 0
+        public var seconds = 0.0
+        /// Messages stored per second of the run.
+        public var messagesPerSecond: Double { seconds > 0 ? Double(messagesAdded + messagesUpdated) / seconds : 0 }
+    }
+
+    public typealias ProgressHandler = @Sendable (Progress) -> Void
+
+    private let archive: Archive
+    private let client: SlackWebClient
+    private let options: Options
+
+    public init(archive: Archive, client: SlackWebClient, options: Options = Options()) {
+        self.archive = archive
+        self.client = client
+        self.options = options
+    }
+
+    /// Runs one sync (see the type's overview).
+    ///
+    /// - Throws: ``RemoteError`` when the API cannot be used at all (bad token, unreachable after retries);
+    ///   `CancellationError` when cancelled. Work already stored stays, and the next run resumes from it.
+    public func run(progress: ProgressHandler? = nil) async throws -> Summary {
+        let started = ContinuousClock.now
+        var state = RunState()
+        func report(_ phase: String) {
+            guard let progress else { return }
+            let stats = client.stats
+            progress(
+                Progress(
+                    phase: phase, conversationsDone: state.conversationsDone, conversationsTotal: state.conversationsTotal,
+                    threadsDone: state.threadsDone, threadsTotal: state.threadsTotal,
+                    messages: state.importSummary.messagesRead, requests: stats.requests,
+                    rateLimited: stats.rateLimited, failures: stats.failures,
+                    elapsed: (ContinuousClock.now - started).seconds))
+        }
+        var summary = Summary()
+
+        // 1. Who we are, who is there, what there is.
+        let auth = try await client.call("auth.test")
+        let me = try JSONDecoder().decode(AuthTest.self, from: Data(auth)).userID
+        report("users")
+        var users: [UserRecord] = []
+        try await paginate("users.list", [("limit", "200")], summary: &summary) { body in
+            users += try JSONDecoder().decode(MembersPage.self, from: Data(body)).members
+        }
+        report("conversations")
+        var records: [ConversationRecord] = []
+        try await paginate(
+            "conversations.list",
+            [("types", "public_channel,private_channel,mpim,im"), ("exclude_archived", "false"), ("limit", "200")],
+            summary: &summary
+        ) { body in
+            records += try JSONDecoder().decode(ChannelsPage.self, from: Data(body)).channels
+        }
+        let handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { a, _ in a })
+        let inputs = records.map { Self.input(for: $0, me: me, handles: handles) }
+        let stored = try archive.storeListings(users: users, conversations: inputs)
+        summary.users = users.count
+        summary.usersAdded = stored.usersAdded
+        summary.conversationsAdded = stored.conversationsAdded
+
+        var selected = records.map(\.id)
+        if let wanted = options.conversations {
+            selected = try wanted.map { try archive.conversation(named: $0).id }
+        }
+        var conversations: [Conversation] = []
+        for id in selected { conversations.append(try archive.conversation(named: id)) }
+        summary.conversations = conversations.count
+        state.conversationsTotal = conversations.count
+
+        var names = NameDirectory()
+        try archive.write { db in
+            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
+            for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
+        }
+        var preparer = MessagePreparer(names: names)
+        let importer = Importer(archive: archive)
+
+        // 2. Histories.
+        for conversation in conversations {
+            report("history")
+            try await syncHistory(
+                conversation, importer: importer, preparer: &preparer, summary: &summary, state: &state,
+                report: report)
+            state.conversationsDone += 1
+        }
+
+        // 3. Threads with new replies (also those queued by an interrupted run).
+        if options.threads {
+            let byRowID = Dictionary(
+                try archive.conversations().map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
+            let queued = try archive.syncThreads()
+            state.threadsTotal = queued.count
+            var touched = Set<Int64>()
+            for thread in queued {
+                report("threads")
+                guard let conversation = byRowID[thread.conversationRowID] else { continue }
+                try await syncReplies(
+                    thread, in: conversation, importer: importer, preparer: &preparer, summary: &summary,
+                    state: &state)
+                touched.insert(conversation.rowID)
+                state.threadsDone += 1
+            }
+            summary.threads = queued.count
+            try archive.write { db in
+                for rowID in touched { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+            }
+        }
+        try archive.write { db in _ = try Archive.applyPendingEvents(in: db) }
+        report("done")
+
+        let stats = client.stats
+        summary.messagesAdded = state.importSummary.messagesAdded
+        summary.messagesUpdated = state.importSummary.messagesUpdated
+        summary.messagesUnchanged = state.importSummary.messagesUnchanged
+        summary.messagesSkipped = state.importSummary.messagesSkipped
+        summary.skipReasons = state.importSummary.skipReasons
+        summary.requests = stats.requests
+        summary.rateLimited = stats.rateLimited
+        summary.failures = stats.failures
+        summary.waitedSeconds = stats.waited
+        summary.bytes = stats.bytes
+        summary.seconds = (ContinuousClock.now - started).seconds
+        return summary
+    }
+
+    private struct RunState {
+        var conversationsDone = 0
+        var conversationsTotal = 0
+        var threadsDone = 0
+        var threadsTotal = 0
+        var importSummary = ImportSummary()
+    }
+
+    private func syncHistory(
+        _ conversation: Conversation, importer: Importer, preparer: inout MessagePreparer, summary: inout Summary,
+        state: inout RunState, report: (String) -> Void
+    ) async throws {
+        var run: Archive.SyncRun
+        if let stopped = try archive.syncRun(conversationRowID: conversation.rowID) {
+            run = stopped
+            summary.resumed += 1
+        } else {
+            let oldest = options.full ? nil : try archive.syncCheckpoint(conversationRowID: conversation.rowID)
+            run = Archive.SyncRun(oldestTS: oldest, topTS: nil, lowTS: nil, cursor: nil, pages: 0)
+        }
+        while true {
+            var parameters = [("channel", conversation.id), ("limit", String(options.pageSize))]
+            if let oldest = run.oldestTS { parameters.append(("oldest", oldest)) }
+            if let cursor = run.cursor {
+                parameters.append(("cursor", cursor))
+            } else if let low = run.lowTS {
+                // Resuming without a usable cursor: continue below what is stored.
+                parameters.append(("latest", low))
+            }
+            let body: [UInt8]
+            do {
+                body = try await client.call("conversations.history", parameters)
+            } catch RemoteError.api(_, "invalid_cursor") where run.cursor != nil {
+                run.cursor = nil
+                continue
+            } catch RemoteError.api(_, let error) where Self.conversationErrors.contains(error) {
+                summary.refused.append("\(conversation.displayName) (\(conversation.id)): \(error)")
+                return
+            }
+            let before = run
+            let outcome = try importer.applyPage(
+                body, source: "conversations.history \(conversation.id)", into: conversation,
+                preparer: &preparer, summary: &state.importSummary
+            ) { db, outcome in
+                var next = before
+                next.pages += 1
+                next.topTS = Self.newer(next.topTS, outcome.newestTS)
+                next.lowTS = Self.older(next.lowTS, outcome.oldestTS)
+                next.cursor = outcome.cursor
+                if self.options.threads {
+                    for thread in outcome.threads {
+                        try Archive.queueSyncThread(
+                            conversationRowID: conversation.rowID, threadTS: thread.ts, latestReply: thread.latestReply,
+                            in: db)
+                    }
+                }
+                if outcome.cursor == nil || outcome.messages == 0 {
+                    try Archive.finishSyncRun(conversationRowID: conversation.rowID, topTS: next.topTS, in: db)
+                } else {
+                    try Archive.saveSyncRun(next, conversationRowID: conversation.rowID, in: db)
+                }
+            }
+            summary.historyPages += 1
+            run.pages += 1
+            run.topTS = Self.newer(run.topTS, outcome.newestTS)
+            run.lowTS = Self.older(run.lowTS, outcome.oldestTS)
+            run.cursor = outcome.cursor
+            report("history")
+            if outcome.cursor == nil || outcome.messages == 0 { return }
+        }
+    }
+
+    private func syncReplies(
+        _ queued: Archive.SyncThread, in conversation: Conversation, importer: Importer,
+        preparer: inout MessagePreparer, summary: inout Summary, state: inout RunState
+    ) async throws {
+        var cursor = queued.cursor
+        while true {
+            var parameters = [
+                ("channel", conversation.id), ("ts", queued.threadTS), ("limit", String(options.pageSize)),
+            ]
+            if let oldest = queued.oldestTS { parameters.append(("oldest", oldest)) }
+            if let cursor { parameters.append(("cursor", cursor)) }
+            let body: [UInt8]
+            do {
+                body = try await client.call("conversations.replies", parameters)
+            } catch RemoteError.api(_, "invalid_cursor") where cursor != nil {
+                cursor = nil
+                continue
+            } catch RemoteError.api(_, let error)
+                where error == "thread_not_found" || Self.conversationErrors.contains(error)
+            {
+                summary.refused.append("thread \(queued.threadTS) in \(conversation.displayName): \(error)")
+                try archive.write { db in
+                    try Archive.advanceSyncThread(
+                        conversationRowID: conversation.rowID, threadTS: queued.threadTS, cursor: nil, in: db)
+                }
+                return
+            }
+            let outcome = try importer.applyPage(
+                body, source: "conversations.replies \(conversation.id) \(queued.threadTS)", into: conversation,
+                preparer: &preparer, summary: &state.importSummary, recordSpan: false
+            ) { db, outcome in
+                try Archive.advanceSyncThread(
+                    conversationRowID: conversation.rowID, threadTS: queued.threadTS,
+                    cursor: outcome.messages == 0 ? nil : outcome.cursor, in: db)
+            }
+            summary.repliesPages += 1
+            cursor = outcome.cursor
+            if cursor == nil || outcome.messages == 0 { return }
+        }
+    }
+
+    /// Calls a list method page by page until its cursor runs out.
+    private func paginate(
+        _ method: String, _ parameters: [(String, String)], summary: inout Summary, page: ([UInt8]) throws -> Void
+    ) async throws {
+        var cursor: String?
+        repeat {
+            var all = parameters
+            if let cursor { all.append(("cursor", cursor)) }
+            let body = try await client.call(method, all)
+            summary.listPages += 1
+            try page(body)
+            let metadata = try JSONDecoder().decode(Metadata.self, from: Data(body))
+            cursor = metadata.response_metadata?.next_cursor.flatMap { $0.isEmpty ? nil : $0 }
+        } while cursor != nil
+    }
+
+    /// API errors that concern one conversation only: it is skipped and reported, the sync goes on.
+    static let conversationErrors: Set<String> = [
+        "channel_not_found", "not_in_channel", "missing_scope", "access_denied", "is_archived",
+    ]
+
+    static func newer(_ a: String?, _ b: String?) -> String? {
+        guard let a, let b else { return a ?? b }
+        return (SlackTimestamp.parseKey(b) ?? 0) > (SlackTimestamp.parseKey(a) ?? 0) ? b : a
+    }
+
+    static func older(_ a: String?, _ b: String?) -> String? {
+        guard let a, let b else { return a ?? b }
+        return (SlackTimestamp.parseKey(b) ?? 0) < (SlackTimestamp.parseKey(a) ?? 0) ? b : a
+    }
+
+    /// A listed conversation as the archive stores it; DMs are named after their members, as in exports.
+    static func input(for record: ConversationRecord, me: String?, handles: [String: String]) -> Archive.ConversationInput {
+        let kind: ConversationKind =
+            if record.isIM == true { .dm } else if record.isMPIM == true { .mpim } else if record.isPrivate == true {
+                .private
+            } else { .channel }
+        var members = record.members
+        var name = record.name ?? record.id
+        if kind == .dm {
+            if let me, !members.contains(me) { members.append(me) }
+            name = members.map { "@" + (handles[$0] ?? $0) }.joined(separator: ", ")
+        }
+        return Archive.ConversationInput(
+            slackID: record.id, kind: kind, name: name.isEmpty ? record.id : name, folder: nil,
+            created: record.created, topic: record.topic, purpose: record.purpose, isArchived: record.isArchived,
+            members: members)
+    }
+
+    private struct AuthTest: Decodable {
+        var userID: String?
+        enum CodingKeys: String, CodingKey { case userID = "user_id" }
+    }
+    private struct MembersPage: Decodable { var members: [UserRecord] }
+    private struct ChannelsPage: Decodable { var channels: [ConversationRecord] }
+    private struct Metadata: Decodable {
+        struct Inner: Decodable { var next_cursor: String? }
+        var response_metadata: Inner?
+    }
+}

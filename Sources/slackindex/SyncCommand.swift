@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import SlackIndex
+import Synchronization
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Bring the archive up to date from Slack's Web API (or another archive's `serve`).",
+        discussion: """
+            Lists users and conversations, then fetches each conversation's history from the newest
+            message the archive has (nothing it holds is fetched again) and the replies of threads with
+            new activity. Every page is stored with where the next one starts, so an interrupted sync
+            (Ctrl-C, kill, network loss) resumes where it stopped when run again. HTTP 429 Retry-After is
+            honoured exactly; 5xx answers and dropped connections are retried with backoff.
+
+            The token comes from SLACK_TOKEN, else "token" in the config file (which must then be
+            readable by its owner only: chmod 600). It is never printed.
+
+            Exit status: 0 done, 2 done but some conversations or messages were refused or skipped,
+            1 the sync could not run (see the message).
+
+            Examples:
+              SLACK_TOKEN=xoxp-… slackindex sync
+              slackindex sync --api http://127.0.0.1:8080/api/ --conversation general
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(
+        help: ArgumentHelp(
+            "The Web API base URL (default: the config file's \"api\", else https://slack.com/api/).",
+            valueName: "url"))
+    var api: String?
+
+    @Option(help: ArgumentHelp("Only this conversation (id or name); repeatable.", valueName: "conversation"))
+    var conversation: [String] = []
+
+    @Option(help: ArgumentHelp("Messages per request.", valueName: "n"))
+    var pageSize = 200
+
+    @Flag(help: "Do not fetch thread replies.")
+    var noThreads = false
+
+    @Flag(help: "Fetch whole histories again, ignoring where the last sync stopped (still adds nothing twice).")
+    var full = false
+
+    @Flag(help: "No progress output.")
+    var quiet = false
+
+    @Flag(help: "Print the summary as one JSON object.")
+    var json = false
+
+    func validate() throws {
+        guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be between 1 and 1000.") }
+    }
+
+    func run() async throws {
+        let config = try Config.load()
+        let token = try Config.token()
+        let archive = try global.openArchive()
+        let client = try SlackWebClient(baseURL: api ?? config.api ?? SlackWebClient.slackAPI, token: token)
+        var options = Synchronizer.Options()
+        options.pageSize = pageSize
+        options.threads = !noThreads
+        options.full = full
+        options.conversations = conversation.isEmpty ? nil : conversation
+        let synchronizer = Synchronizer(archive: archive, client: client, options: options)
+        let reporter = SyncProgressReporter(enabled: !quiet)
+        let summary: Synchronizer.Summary
+        do {
+            summary = try await synchronizer.run { reporter.update($0) }
+            reporter.finish()
+            await client.shutdown()
+        } catch {
+            reporter.finish()
+            await client.shutdown()
+            throw error
+        }
+        if json {
+            Output.json(summary)
+        } else {
+            let rate = Output.count(Int(summary.messagesPerSecond.rounded()))
+            Output.line(
+                "Synced \(summary.conversations) conversations from \(client.baseURL) in "
+                    + String(format: "%.1f s", summary.seconds) + ": "
+                    + "\(Output.count(summary.messagesAdded)) new, \(Output.count(summary.messagesUpdated)) updated, "
+                    + "\(Output.count(summary.messagesUnchanged)) unchanged messages (\(rate) msg/s).")
+            Output.line(
+                "\(summary.requests) requests (\(summary.historyPages) history pages, \(summary.repliesPages) replies "
+                    + "pages for \(summary.threads) threads, \(summary.listPages) list pages); "
+                    + "\(summary.rateLimited) rate-limited, \(summary.failures) retried, "
+                    + String(format: "%.1f s waited.", summary.waitedSeconds))
+            if summary.resumed > 0 {
+                Output.line("Resumed \(summary.resumed) interrupted conversation histories.")
+            }
+            if summary.usersAdded + summary.conversationsAdded > 0 {
+                Output.line("New: \(summary.usersAdded) users, \(summary.conversationsAdded) conversations.")
+            }
+            for refusal in summary.refused { Output.error("Skipped \(refusal)") }
+            for (reason, count) in summary.skipReasons.sorted(by: { $0.key < $1.key }) {
+                Output.error("Skipped \(count) messages: \(reason)")
+            }
+        }
+        if !summary.refused.isEmpty || summary.messagesSkipped > 0 { throw ExitCode(2) }
+    }
+}
+
+/// Sync progress on stderr: one updating line on a terminal, a line every 5 s otherwise.
+final class SyncProgressReporter: Sendable {
+    private let enabled: Bool
+    private let state = Mutex((last: Date(), printed: false))
+
+    init(enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    func update(_ p: Synchronizer.Progress) {
+        guard enabled else { return }
+        let interval = Output.stderrIsTTY ? 0.2 : 5
+        let now = Date()
+        let due = state.withLock { s -> Bool in
+            guard now.timeIntervalSince(s.last) >= interval else { return false }
+            s.last = now
+            s.printed = true
+            return true
+        }
+        guard due else { return }
+        let rate = p.elapsed > 0 ? Int(Double(p.messages) / p.elapsed) : 0
+        var text =
+            "sync \(p.phase): \(p.conversationsDone)/\(p.conversationsTotal) conversations, "
+            + (p.threadsTotal > 0 ? "\(p.threadsDone)/\(p.threadsTotal) threads, " : "")
+            + "\(Output.count(p.messages)) messages, \(Output.count(rate)) msg/s, \(p.requests) requests"
+        if p.rateLimited + p.failures > 0 { text += " (\(p.rateLimited) rate-limited, \(p.failures) retried)" }
+        if Output.stderrIsTTY {
+            Output.errorRaw("\r\u{1B}[K" + text)
+        } else {
+            Output.error(text)
+        }
+    }
+
+    func finish() {
+        if Output.stderrIsTTY, state.withLock({ $0.printed }) { Output.errorRaw("\r\u{1B}[K") }
+    }
+}
