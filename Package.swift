@@ -58,6 +58,7 @@ let package = Package(
                 "SlackIndex",
                 "SlackIndexServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -67,6 +68,7 @@ let package = Package(
             dependencies: [
                 "SlackIndex", "SlackIndexServer", "slackindex",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings

@@ -1,2 +1,212 @@
-/// The archive served as a Slack-compatible Web API subset.
-enum SlackIndexServerModule {}
+/// The archive served as a Slack-compatible Web API subset (`slackindex serve`).
+///
+/// `SlackAPI` answers method calls (`conversations.history`, `search.messages`, …) from the archive for a token,
+/// with Slack's JSON shapes, error codes and cursor paging; `SlackAPIServer` puts it behind Hummingbird at
+/// `/api/{method}` (GET with a query string, POST with a form or JSON body), as Slack's SDKs expect, so
+/// `slack_sdk.WebClient(base_url: "http://127.0.0.1:PORT/api/")` works against it. Tokens live in the archive
+/// (`Archive.createToken`), stored only as SHA-256 hashes.
+import Foundation
+import Hummingbird
+import NIOCore
+import SlackIndex
+
+/// Builds the HTTP side of the API: a Hummingbird router or a whole application.
+public enum SlackAPIServer {
+    /// The router: `GET` and `POST` `/api/{method}`, after `middleware`.
+    ///
+    /// `middleware` runs before the API handlers, in order (the first is outermost), for every `/api/…` request:
+    /// tests use it to inject faults. A middleware may answer without calling `next` (an HTTP 500, or a 429 with
+    /// `Retry-After`), or return a response whose body writer writes part of the body and then throws, which
+    /// makes the server drop the connection mid-body:
+    ///
+    /// ```swift
+    /// struct Faults: RouterMiddleware {
+    ///     typealias Context = BasicRequestContext
+    ///     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+    ///         async throws -> Response
+    ///     {
+    ///         if request.uri.path.hasSuffix("conversations.history") {
+    ///             return Response(
+    ///                 status: .tooManyRequests, headers: [.retryAfter: "2"],
+    ///                 body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":false,"error":"ratelimited"}"#)))
+    ///         }
+    ///         if request.uri.path.hasSuffix("users.list") {  // cut the connection after 10 bytes
+    ///             return Response(
+    ///                 status: .ok, headers: [.contentLength: "1000"],
+    ///                 body: ResponseBody { writer in
+    ///                     try await writer.write(ByteBuffer(string: #"{"ok":true,"#))
+    ///                     throw CancellationError()
+    ///                 })
+    ///         }
+    ///         return try await next(request, context)
+    ///     }
+    /// }
+    /// ```
+    /// The API's own rate limit (HTTP 429, `Retry-After`) applies inside, after the middleware.
+    public static func buildRouter(
+        api: SlackAPI, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+    ) -> Router<BasicRequestContext> {
+        let router = Router()
+        for item in middleware { router.add(middleware: item) }
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+            try await respond(to: request, context: context, api: api)
+        }
+        router.get("/api/:method", use: handler)
+        router.post("/api/:method", use: handler)
+        return router
+    }
+
+    /// A Hummingbird application serving `archive`; run it with `runService()` (stops on SIGINT/SIGTERM) or,
+    /// in tests, inside a task you cancel or a `ServiceGroup`.
+    ///
+    /// - Parameters:
+    ///   - host: the address to bind (default loopback).
+    ///   - port: the port; 0 picks a free one, reported to `onServerRunning`.
+    ///   - middleware: runs before the API handlers (see `buildRouter` for fault injection).
+    ///   - onServerRunning: called once the server listens, with the port it is bound to.
+    ///
+    /// Embedding it in a test, with an admin token:
+    /// ```swift
+    /// let archive = try Archive(path: path)
+    /// let (token, _) = try archive.createToken(userID: "U0123", isAdmin: true)
+    /// let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    /// let app = SlackAPIServer.makeApplication(archive: archive, middleware: [Faults()]) { port in
+    ///     continuation.yield(port)
+    /// }
+    /// let server = Task { try await app.run() }
+    /// var iterator = ports.makeAsyncIterator()
+    /// let port = await iterator.next()!   // http://127.0.0.1:\(port)/api/
+    /// … // calls with "Authorization: Bearer \(token)"
+    /// server.cancel()
+    /// ```
+    public static func makeApplication(
+        archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(),
+        host: String = "127.0.0.1", port: Int = 0, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = [],
+        onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    ) -> Application<RouterResponder<BasicRequestContext>> {
+        let api = SlackAPI(archive: archive, configuration: configuration)
+        let router = buildRouter(api: api, middleware: middleware)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "slackindex"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) })
+    }
+
+    /// Starts a server in this process and returns once it listens: what tests of API clients want.
+    ///
+    /// ```swift
+    /// let server = try await SlackAPIServer.start(archive: archive, middleware: [Faults()])
+    /// defer { Task { await server.stop() } }   // or `await server.stop()` at the end
+    /// let client = SomeSlackClient(baseURL: server.baseURL, token: token)  // http://127.0.0.1:PORT/api/
+    /// ```
+    /// - Throws: what binding threw (address in use, bad host).
+    public static func start(
+        archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(), host: String = "127.0.0.1",
+        port: Int = 0, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+    ) async throws -> RunningSlackAPIServer {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = makeApplication(
+            archive: archive, configuration: configuration, host: host, port: port, middleware: middleware
+        ) { bound in
+            continuation.yield(bound)
+            continuation.finish()
+        }
+        let task = Task {
+            defer { continuation.finish() }
+            try await app.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else {
+            try await task.value  // the server stopped before listening: its error
+            throw CancellationError()
+        }
+        let urlHost = host.contains(":") ? "[\(host)]" : host
+        return RunningSlackAPIServer(port: bound, baseURL: "http://\(urlHost):\(bound)/api/", task: task)
+    }
+
+    /// True for addresses only this machine can reach (`127.x`, `::1`, `localhost`).
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// Reads the request (query string; form or JSON body for POST), calls the API, writes Slack's answer.
+    static func respond(to request: Request, context: BasicRequestContext, api: SlackAPI) async throws -> Response {
+        var request = request
+        let method = context.parameters.get("method") ?? ""
+        var parameters = APIParameters.form(request.uri.query ?? "")
+        if request.method == .post {
+            let body = try await request.collectBody(upTo: api.configuration.maxBodyBytes)
+            let text = String(buffer: body)
+            let type = request.headers[.contentType]?.lowercased() ?? ""
+            let fields = type.contains("json") ? APIParameters.json(text) : APIParameters.form(text)
+            parameters.merge(fields) { _, body in body }
+        }
+        var bearer: String?
+        if let authorization = request.headers[.authorization] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                bearer = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let answer = await api.call(method, parameters: parameters, bearer: bearer)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter = answer.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(
+            status: HTTPResponse.Status(code: answer.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: answer.body)))
+    }
+}
+
+/// A server started by `SlackAPIServer.start`.
+public struct RunningSlackAPIServer: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    /// `http://HOST:PORT/api/`: the base URL Slack clients take (`slack_sdk`'s `base_url`).
+    public let baseURL: String
+    let task: Task<Void, any Error>
+
+    /// Stops the server (cancels its service group) and waits until it has closed.
+    public func stop() async {
+        task.cancel()
+        _ = try? await task.value
+    }
+}
+
+/// Request arguments as Slack's SDKs send them.
+enum APIParameters {
+    /// `a=1&b=x+y%21` → ["a": "1", "b": "x y!"]; a repeated name keeps its last value.
+    static func form(_ text: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = decode(parts[0])
+            guard !name.isEmpty else { continue }
+            out[name] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return out
+    }
+
+    private static func decode(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    /// A JSON object's members as text: strings as they are, numbers and booleans written out, arrays of
+    /// strings joined with commas (`types`).
+    static func json(_ text: String) -> [String: String] {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            return [:]
+        }
+        var out: [String: String] = [:]
+        for (name, value) in object {
+            switch value {
+            case let string as String: out[name] = string
+            case let array as [Any]: out[name] = array.map { "\($0)" }.joined(separator: ",")
+            case is NSNull: continue
+            case let number as NSNumber: out[name] = number.stringValue  // `true` may read "1": also true here
+            default: out[name] = "\(value)"
+            }
+        }
+        return out
+    }
+}

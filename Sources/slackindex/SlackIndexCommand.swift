@@ -14,10 +14,11 @@ struct SlackIndexCommand: AsyncParsableCommand {
               slackindex search "release notes" --limit 5
               slackindex history '#general' --limit 20
               slackindex stats
+              slackindex serve --listen 127.0.0.1:8080
             """,
         subcommands: [
             ImportCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self, StatsCommand.self,
-            BenchCommand.self,
+            BenchCommand.self, TokenCommand.self, ServeCommand.self,
         ]
     )
 }
@@ -55,7 +56,8 @@ enum GlobalArguments {
         // The whole subcommand path (`bench search`), then the globals.
         var path = [arguments[index]]
         index += 1
-        if path[0] == "bench", index < arguments.count, ["import", "search", "timeline"].contains(arguments[index]) {
+        let nested = ["bench": ["import", "search", "timeline"], "token": ["create", "list", "revoke", "users"]]
+        if let names = nested[path[0]], index < arguments.count, names.contains(arguments[index]) {
             path.append(arguments[index])
             index += 1
         }

@@ -20,6 +20,8 @@ public struct SearchOptions: Sendable {
     public var candidateWindow = 500
     /// Today, for `today`/`yesterday` and month names.
     public var now = Date()
+    /// Conversation row ids hits must be in (an API token's visible conversations); nil for all.
+    public var allowedConversations: Set<Int64>?
 
     public init() {}
 }
@@ -224,6 +226,12 @@ public struct SearchEngine: Sendable {
             }
         }
         if !inConversations.isEmpty { resolved.inConversations = inConversations }
+        if let allowed = options.allowedConversations {
+            let kept = inConversations.isEmpty ? allowed.sorted() : inConversations.filter(allowed.contains)
+            if kept.isEmpty { return nil }
+            resolved.inConversations = kept
+            resolved.notInConversations.removeAll { !allowed.contains($0) }
+        }
         if !fromUsers.isEmpty { resolved.fromUsers = fromUsers }
         return resolved
     }

@@ -220,6 +220,21 @@ enum Migrations {
                     );
                     """)
         }
+        migrator.registerMigration("v9 api tokens") { db in
+            // Tokens of `slackindex serve`: only their SHA-256 (hex) is stored, so the database never holds a
+            // usable token. A token acts as one user of the archive; an admin token sees every conversation.
+            try db.execute(
+                sql: """
+                    CREATE TABLE api_token (
+                        id INTEGER PRIMARY KEY,
+                        hash TEXT NOT NULL UNIQUE,
+                        user_id TEXT NOT NULL,
+                        is_admin INTEGER NOT NULL DEFAULT 0,
+                        created INTEGER NOT NULL,
+                        label TEXT
+                    )
+                    """)
+        }
         return migrator
     }
 

@@ -1,0 +1,216 @@
+import Foundation
+import GRDB
+
+/// The workspace an archive holds, as `auth.test` reports it.
+public struct WorkspaceInfo: Sendable, Hashable {
+    public var teamID: String
+    public var name: String?
+    /// Slack domain (`acme` for acme.slack.com).
+    public var domain: String?
+}
+
+/// A member with what `users.list` shows besides the names.
+public struct ArchivedUser: Sendable, Hashable {
+    public var user: User
+    public var teamID: String?
+    /// IANA zone (`Europe/Paris`).
+    public var timeZone: String?
+}
+
+/// A conversation with its creation time, as `conversations.list` shows it.
+public struct ConversationListing: Sendable, Hashable {
+    public var conversation: Conversation
+    /// Seconds since the epoch, when the export said.
+    public var created: Int64?
+}
+
+/// A message's archived Slack JSON, with the thread figures the archive knows now.
+public struct RawMessage: Sendable, Hashable {
+    /// The message object as Slack gave it, with edits applied (`message_changed` replaces it).
+    public var json: String
+    /// True for a thread parent.
+    public var isThreadParent: Bool
+    /// Replies archived and not deleted (never fewer than the export's own count).
+    public var replyCount: Int
+    /// The newest reply's ts, when the archive has a reply.
+    public var latestReply: String?
+    /// True when the JSON's own `latest_reply` names a reply the archive knows was deleted.
+    public var latestReplyDeleted: Bool = false
+}
+
+extension Archive {
+    /// The SQL condition "a token of `userID` (admin or not) may see conversation `c`", and its arguments.
+    ///
+    /// Public channels are open to every token; private channels, DMs and group DMs only to their members
+    /// (`conversation.members`, a JSON array); admin tokens see everything.
+    private static func visibility(_ token: APIToken) -> (sql: String, arguments: StatementArguments) {
+        (
+            "(? OR c.kind = 'channel' OR EXISTS (SELECT 1 FROM json_each(c.members) j WHERE j.value = ?))",
+            [token.isAdmin, token.userID]
+        )
+    }
+
+    /// The conversation with Slack id `id`, if `token` may see it.
+    ///
+    /// - Complexity: O(log n + members).
+    public func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
+        let (condition, arguments) = Archive.visibility(token)
+        return try pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members,
+                        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id), c.created
+                    FROM conversation c WHERE c.slack_id = ? AND \(condition)
+                    """, arguments: [id] + arguments
+            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0[9]) }
+        }
+    }
+
+    /// Row ids of every conversation `token` may see; nil for an admin token (everything).
+    ///
+    /// - Complexity: O(conversations × members).
+    public func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>? {
+        guard !token.isAdmin else { return nil }
+        let (condition, arguments) = Archive.visibility(token)
+        return try pool.read { db in
+            Set(try Int64.fetchAll(db, sql: "SELECT c.id FROM conversation c WHERE \(condition)", arguments: arguments))
+        }
+    }
+
+    /// A page of the conversations `token` may see, in Slack id order, after `afterID` (keyset, no OFFSET).
+    ///
+    /// - Parameters:
+    ///   - kinds: the kinds to list.
+    ///   - excludeArchived: leave out archived conversations.
+    ///   - afterID: the last id of the previous page, or nil for the first page.
+    /// - Complexity: O(log n + limit × members) plus the rows skipped by the filters.
+    public func visibleConversations(
+        to token: APIToken, kinds: Set<ConversationKind>, excludeArchived: Bool, after afterID: String?, limit: Int
+    ) throws -> [ConversationListing] {
+        guard !kinds.isEmpty else { return [] }
+        let (condition, visibilityArguments) = Archive.visibility(token)
+        let kindList = "(" + kinds.map { _ in "?" }.joined(separator: ", ") + ")"
+        var arguments: StatementArguments = [afterID ?? ""]
+        arguments += StatementArguments(kinds.map(\.rawValue).sorted())
+        arguments += visibilityArguments
+        arguments += [max(0, limit)]
+        let archived = excludeArchived ? "AND c.is_archived = 0" : ""
+        return try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members,
+                        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id), c.created
+                    FROM conversation c
+                    WHERE c.slack_id > ? AND c.kind IN \(kindList) \(archived) AND \(condition)
+                    ORDER BY c.slack_id
+                    LIMIT ?
+                    """, arguments: arguments
+            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0[9]) }
+        }
+    }
+
+    /// A page of members in id order after `afterID` (keyset, no OFFSET), placeholders included.
+    ///
+    /// - Complexity: O(log n + limit).
+    public func usersPage(after afterID: String?, limit: Int) throws -> [ArchivedUser] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
+                    FROM user WHERE id > ? ORDER BY id LIMIT ?
+                    """, arguments: [afterID ?? "", max(0, limit)]
+            ).map(Archive.archivedUserRow)
+        }
+    }
+
+    /// The user with id `id`, if the archive knows it.
+    ///
+    /// - Complexity: O(log n).
+    public func archivedUser(id: String) throws -> ArchivedUser? {
+        try pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
+                    FROM user WHERE id = ?
+                    """, arguments: [id]
+            ).map(Archive.archivedUserRow)
+        }
+    }
+
+    /// The users with the given ids that the archive knows, by id.
+    ///
+    /// - Complexity: O(k log n) for k ids.
+    public func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser] {
+        guard !ids.isEmpty else { return [:] }
+        let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
+        return try pool.read { db in
+            var out: [String: ArchivedUser] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
+                    FROM user WHERE id IN \(list)
+                    """, arguments: StatementArguments(Array(ids)))
+            {
+                out[row[0]] = Archive.archivedUserRow(row)
+            }
+            return out
+        }
+    }
+
+    private static func archivedUserRow(_ row: Row) -> ArchivedUser {
+        ArchivedUser(
+            user: User(
+                id: row[0], handle: row[1], realName: row[2], displayName: row[3], isBot: row[4], isDeleted: row[5],
+                isPlaceholder: row[6]),
+            teamID: row[7], timeZone: row[8])
+    }
+
+    /// The archive's workspace (the first one imported, when there are several); nil for an empty archive.
+    ///
+    /// - Complexity: O(1).
+    public func workspace() throws -> WorkspaceInfo? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT team_id, name, domain FROM workspace ORDER BY id LIMIT 1").map {
+                WorkspaceInfo(teamID: $0[0], name: $0[1], domain: $0[2])
+            }
+        }
+    }
+
+    /// The archived JSON of the given messages, with their current reply counts and latest replies.
+    ///
+    /// - Complexity: O(k log n) for k messages (the latest reply is one seek in `message_thread` per parent).
+    public func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage] {
+        guard !ids.isEmpty else { return [:] }
+        let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
+        let parent = MessageFlags.threadParent.rawValue
+        return try pool.read { db in
+            var out: [Int64: RawMessage] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.id, m.raw, (m.flags & \(parent)) != 0, m.reply_count,
+                        CASE WHEN (m.flags & \(parent)) != 0 THEN
+                            (SELECT r.ts FROM message r INDEXED BY message_thread
+                             WHERE r.conversation_id = m.conversation_id AND r.thread_key = m.ts_key
+                                AND r.ts_key > m.ts_key AND r.is_deleted = 0
+                             ORDER BY r.ts_key DESC LIMIT 1)
+                        END,
+                        (m.flags & \(parent)) != 0 AND EXISTS (SELECT 1 FROM message d INDEXED BY message_thread
+                            WHERE d.conversation_id = m.conversation_id AND d.thread_key = m.ts_key
+                                AND d.ts = json_extract(m.raw, '$.latest_reply') AND d.is_deleted = 1)
+                    FROM message m WHERE m.id IN \(list)
+                    """, arguments: StatementArguments(ids))
+            {
+                out[row[0]] = RawMessage(
+                    json: row[1], isThreadParent: row[2], replyCount: row[3], latestReply: row[4],
+                    latestReplyDeleted: row[5])
+            }
+            return out
+        }
+    }
+}

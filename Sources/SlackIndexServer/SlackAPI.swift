@@ -1,0 +1,184 @@
+import Foundation
+import SlackIndex
+
+/// What the API server needs besides the archive.
+public struct SlackAPIConfiguration: Sendable {
+    /// Requests per token (every method counts).
+    public var rateLimit: RateLimit
+    /// The rate limiter's clock: time elapsed since any fixed origin. Nil reads `ContinuousClock`.
+    public var now: (@Sendable () -> Duration)?
+    /// Largest request body read (POST forms and JSON), in bytes.
+    public var maxBodyBytes: Int
+
+    public init(rateLimit: RateLimit = .standard, now: (@Sendable () -> Duration)? = nil, maxBodyBytes: Int = 1 << 20) {
+        self.rateLimit = rateLimit
+        self.now = now
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// One answer of the API: what goes on the wire.
+public struct SlackAPIResponse: Sendable {
+    /// 200 for every answer Slack gives with `ok` true or false; 429 when rate limited.
+    public var status: Int
+    /// Seconds to wait (`Retry-After`) with a 429.
+    public var retryAfter: Int?
+    /// The JSON body.
+    public var body: String
+    /// The body's `error` when `ok` is false.
+    public var error: String?
+
+    public var ok: Bool { error == nil }
+}
+
+/// The archive as a subset of Slack's Web API: each method answers like Slack's, for the token's user.
+///
+/// Independent of HTTP (`SlackAPIServer` puts it behind Hummingbird), so tests can call methods directly.
+/// Methods: `api.test`, `auth.test`, `users.list`, `users.info`, `conversations.list`, `conversations.info`,
+/// `conversations.history`, `conversations.replies`, `search.messages`, `chat.getPermalink`.
+///
+/// Access: a token sees public channels, and the private channels, DMs and group DMs whose members include its
+/// user; an admin token sees every conversation. A conversation a token cannot see answers `channel_not_found`,
+/// as Slack does for channels you are not in, and search never returns its messages.
+public final class SlackAPI: Sendable {
+    public let archive: Archive
+    public let configuration: SlackAPIConfiguration
+    let limiter: RateLimiter
+    let engine: SearchEngine
+
+    /// The methods served.
+    public static let methods: Set<String> = [
+        "api.test", "auth.test", "users.list", "users.info", "conversations.list", "conversations.info",
+        "conversations.history", "conversations.replies", "search.messages", "chat.getPermalink",
+    ]
+
+    public init(archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration()) {
+        self.archive = archive
+        self.configuration = configuration
+        engine = SearchEngine(archive: archive)
+        if let now = configuration.now {
+            limiter = RateLimiter(limit: configuration.rateLimit, now: now)
+        } else {
+            limiter = RateLimiter(limit: configuration.rateLimit)
+        }
+    }
+
+    /// Runs one method call.
+    ///
+    /// - Parameters:
+    ///   - method: the method name (`conversations.history`).
+    ///   - parameters: the call's arguments (query string and body merged).
+    ///   - bearer: the token from `Authorization: Bearer …`; else `parameters["token"]` is used.
+    /// - Returns: the answer; failures are answers too (`ok: false`), never thrown.
+    /// - Complexity: that of the method's query (each states its own); the rate limit check is O(1).
+    public func call(_ method: String, parameters: [String: String], bearer: String? = nil) async -> SlackAPIResponse {
+        let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
+        if let wait = await limiter.acquire(presented ?? "") {
+            let seconds = max(1, Int(RateLimiter.seconds(wait).rounded(.up)))
+            return SlackAPIResponse(
+                status: 429, retryAfter: seconds, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
+        }
+        guard SlackAPI.methods.contains(method) else { return SlackAPI.failure("unknown_method") }
+        if method == "api.test" {
+            let args = JSONValue.object(parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+            return SlackAPI.success([("args", args)])
+        }
+        guard let presented else { return SlackAPI.failure("not_authed") }
+        do {
+            guard let token = try archive.verifyToken(presented) else { return SlackAPI.failure("invalid_auth") }
+            let request = APIRequest(parameters: parameters, token: token)
+            let members: [(String, JSONValue)]
+            switch method {
+            case "auth.test": members = try authTest(request)
+            case "users.list": members = try usersList(request)
+            case "users.info": members = try usersInfo(request)
+            case "conversations.list": members = try conversationsList(request)
+            case "conversations.info": members = try conversationsInfo(request)
+            case "conversations.history": members = try history(request)
+            case "conversations.replies": members = try replies(request)
+            case "search.messages": members = try searchMessages(request)
+            case "chat.getPermalink": members = try permalink(request)
+            default: return SlackAPI.failure("unknown_method")
+            }
+            return SlackAPI.success(members)
+        } catch let failure as APIFailure {
+            return SlackAPI.failure(failure.code, messages: failure.messages)
+        } catch {
+            return SlackAPI.failure("internal_error")
+        }
+    }
+
+    static func success(_ members: [(String, JSONValue)]) -> SlackAPIResponse {
+        SlackAPIResponse(status: 200, body: JSONValue.object([("ok", .bool(true))] + members).serialized)
+    }
+
+    static func failure(_ code: String, messages: [String] = []) -> SlackAPIResponse {
+        var members: [(String, JSONValue)] = [("ok", .bool(false)), ("error", .string(code))]
+        if !messages.isEmpty {
+            members.append(("response_metadata", .object([("messages", .array(messages.map { .string($0) }))])))
+        }
+        return SlackAPIResponse(status: 200, body: JSONValue.object(members).serialized, error: code)
+    }
+}
+
+/// A Slack error code (`channel_not_found`), with Slack's optional `response_metadata.messages`.
+struct APIFailure: Error {
+    var code: String
+    var messages: [String] = []
+
+    static let channelNotFound = APIFailure(code: "channel_not_found")
+    static let invalidCursor = APIFailure(code: "invalid_cursor")
+
+    static func missing(_ name: String) -> APIFailure {
+        APIFailure(code: "invalid_arguments", messages: ["[ERROR] missing required field: \(name)"])
+    }
+
+    static func invalid(_ name: String, _ why: String) -> APIFailure {
+        APIFailure(code: "invalid_arguments", messages: ["[ERROR] \(why) [json-pointer:/\(name)]"])
+    }
+}
+
+/// One call's arguments, read the way Slack reads them (everything arrives as text).
+struct APIRequest {
+    var parameters: [String: String]
+    var token: APIToken
+
+    /// The argument, nil when absent or empty.
+    func string(_ name: String) -> String? {
+        guard let value = parameters[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func required(_ name: String) throws -> String {
+        guard let value = string(name) else { throw APIFailure.missing(name) }
+        return value
+    }
+
+    /// `true`/`1` are true; anything else (or nothing) is false.
+    func bool(_ name: String) -> Bool {
+        guard let value = string(name)?.lowercased() else { return false }
+        return value == "true" || value == "1"
+    }
+
+    func int(_ name: String) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text) else { throw APIFailure.invalid(name, "must be an integer") }
+        return value
+    }
+
+    /// A page size: absent or 0 gives `defaultValue`; larger than `maximum` is cut to it (as Slack does).
+    func limit(default defaultValue: Int, maximum: Int, name: String = "limit") throws -> Int {
+        guard let value = try int(name), value > 0 else {
+            if let value = try int(name), value < 0 { throw APIFailure.invalid(name, "must be positive") }
+            return defaultValue
+        }
+        return min(value, maximum)
+    }
+
+    /// A Slack ts argument (`oldest`, `latest`), exact.
+    func timestamp(_ name: String) throws -> SlackTimestamp? {
+        guard let text = string(name) else { return nil }
+        guard let ts = SlackTimestamp(text) else { throw APIFailure.invalid(name, "must be a Slack timestamp") }
+        return ts
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import SlackIndex
+import SlackIndexServer
+
+/// `slackindex serve`: the archive as a Slack-compatible Web API subset over HTTP.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the archive as a subset of Slack's Web API (for slack_sdk, scripts and tools).",
+        discussion: """
+            Answers auth.test, users.list, users.info, conversations.list, conversations.info,
+            conversations.history, conversations.replies, search.messages and chat.getPermalink at
+            http://HOST:PORT/api/METHOD, as Slack does (GET or POST, `Authorization: Bearer TOKEN`).
+            Make tokens with `slackindex token create`. Prints one line with the URL once listening;
+            stops on Ctrl-C (SIGINT) or SIGTERM.
+
+            Examples:
+              TOKEN=$(slackindex token create --user U0123ABCD)
+              slackindex serve --listen 127.0.0.1:8080
+              curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(
+        help: ArgumentHelp(
+            "Address and port to listen on; port 0 picks a free one (printed at start).", valueName: "host:port"))
+    var listen = "127.0.0.1:8080"
+
+    @Option(
+        name: .customLong("rate-limit"),
+        help: ArgumentHelp("Requests each token may make per interval: N/SECONDS.", valueName: "n/seconds"))
+    var rateLimit = RateLimit.standard.description
+
+    func validate() throws {
+        guard Self.address(listen) != nil else {
+            throw ValidationError("--listen '\(listen)' is not HOST:PORT (e.g. 127.0.0.1:8080, [::1]:0).")
+        }
+        guard RateLimit(parsing: rateLimit) != nil else {
+            throw ValidationError("--rate-limit '\(rateLimit)' is not N/SECONDS (e.g. 100/10 for 100 requests in 10 s).")
+        }
+    }
+
+    /// `host:port` or `[v6]:port` → (host, port).
+    static func address(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65_535).contains(port)
+        else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        return (host, port)
+    }
+
+    func run() async throws {
+        guard let (host, port) = Self.address(listen), let limit = RateLimit(parsing: rateLimit) else { return }
+        let archive = try global.openArchive()
+        if !SlackAPIServer.isLoopback(host) {
+            Output.error(
+                "warning: listening on \(host), which other machines may reach: anyone with a token can read "
+                    + "what it sees. Use 127.0.0.1 unless you mean it.")
+        }
+        let path = archive.path
+        let urlHost = host.contains(":") ? "[\(host)]" : host
+        let app = SlackAPIServer.makeApplication(
+            archive: archive, configuration: SlackAPIConfiguration(rateLimit: limit), host: host, port: port
+        ) { bound in
+            Output.line("Serving \(path) at http://\(urlHost):\(bound)/api/")
+            Output.flush()
+        }
+        try await app.runService()
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import SlackIndex
+
+/// `slackindex token …`: the tokens `serve` accepts.
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Make, list and revoke the tokens `slackindex serve` accepts.",
+        discussion: """
+            A token acts as one user of the archive: it sees public channels and the private channels,
+            DMs and group DMs that user is a member of (--admin: every conversation). The archive keeps only
+            a hash of each token: `create` prints it once.
+
+            Examples:
+              slackindex token users
+              TOKEN=$(slackindex token create --user U0123ABCD --label laptop)
+              slackindex token create --user U0123ABCD --admin
+              slackindex token list
+              slackindex token revoke 3
+            """,
+        subcommands: [Create.self, List.self, Revoke.self, Users.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a token and print it (only the token, on stdout).",
+            discussion: """
+                Example:
+                  TOKEN=$(slackindex token create --user U0123ABCD)
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("The archive user the token acts as (an id, U…).", valueName: "id"))
+        var user: String
+
+        @Flag(help: "Let the token see every conversation, not only its user's.")
+        var admin = false
+
+        @Option(help: ArgumentHelp("A note to recognise the token by in `token list`.", valueName: "text"))
+        var label: String?
+
+        func run() throws {
+            let archive = try global.openArchive()
+            let (token, _) = try archive.createToken(userID: user, isAdmin: admin, label: label)
+            Output.line(token)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the tokens (never their secrets).")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Flag(help: "One JSON object per token.")
+        var json = false
+
+        func run() throws {
+            let tokens = try global.openArchive().tokens()
+            for token in tokens {
+                if json {
+                    Output.json(token)
+                } else {
+                    let label = token.label.map { "  \($0)" } ?? ""
+                    Output.line(
+                        "\(token.id)  \(token.userID)\(token.isAdmin ? "  admin" : "")  "
+                            + Output.localTime(token.created) + label)
+                }
+            }
+            if tokens.isEmpty && !json { Output.error("No tokens. `slackindex token create --user U…` makes one.") }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a token: it stops working at once.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The token's id, as `token list` shows it.")
+        var id: Int64
+
+        func run() throws {
+            try global.openArchive().revokeToken(id: id)
+        }
+    }
+
+    struct Users: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the archive's users a token can act as.")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let archive = try global.openArchive()
+            var after: String?
+            while true {
+                let page = try archive.usersPage(after: after, limit: 500)
+                for archived in page {
+                    let user = archived.user
+                    var notes: [String] = []
+                    if user.isBot { notes.append("bot") }
+                    if user.isDeleted { notes.append("deleted") }
+                    if user.isPlaceholder { notes.append("seen only in messages") }
+                    let name = user.realName.map { "  \($0)" } ?? ""
+                    Output.line(
+                        "\(user.id)  @\(user.handle)\(name)" + (notes.isEmpty ? "" : "  (\(notes.joined(separator: ", ")))"))
+                }
+                guard page.count == 500, let last = page.last else { break }
+                after = last.user.id
+            }
+        }
+    }
+}
