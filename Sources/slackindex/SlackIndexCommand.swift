@@ -17,7 +17,7 @@ struct SlackIndexCommand: AsyncParsableCommand {
               slackindex serve --listen 127.0.0.1:8080
             """,
         subcommands: [
-            ImportCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self, StatsCommand.self,
+            ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self, StatsCommand.self,
             BenchCommand.self, TokenCommand.self, ServeCommand.self,
         ]
     )

@@ -86,6 +86,9 @@ extension Archive {
     }
 
     /// Queues a thread for `conversations.replies` unless the archive already holds its `latestReply`.
+    ///
+    /// Only plain replies count as held: they arrive with their whole thread (an export, a replies fetch), while a
+    /// `thread_broadcast` reply also arrives alone through the history and says nothing about the replies before it.
     static func queueSyncThread(
         conversationRowID: Int64, threadTS: String, latestReply: String?, in db: Database
     ) throws {
@@ -93,7 +96,8 @@ extension Archive {
         let newestReply = try String.fetchOne(
             db,
             sql: """
-                SELECT ts FROM message WHERE conversation_id = ? AND thread_key = ? AND ts_key != ?
+                SELECT ts FROM message
+                WHERE conversation_id = ? AND thread_key = ? AND ts_key != ? AND (flags & 64) = 0
                 ORDER BY ts_key DESC LIMIT 1
                 """, arguments: [conversationRowID, threadKey, threadKey])
         if let latestReply, let newestReply, let a = SlackTimestamp.parseKey(latestReply),

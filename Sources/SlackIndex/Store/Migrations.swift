@@ -235,6 +235,31 @@ enum Migrations {
                     )
                     """)
         }
+        migrator.registerMigration("v10 live sync") { db in
+            // Live sync (`slackindex sync`): `synced_ts` is where a conversation's history is complete (it only moves
+            // when a run finishes); `sync_run` is a run in progress (its bounds and next cursor, written in the same
+            // transaction as each page, so a killed sync resumes at the page it stopped at); `sync_thread` holds the
+            // threads whose replies still have to be fetched, with their cursor.
+            try db.execute(
+                sql: """
+                    ALTER TABLE sync_state ADD COLUMN synced_ts TEXT;
+                    CREATE TABLE sync_run (
+                        conversation_id INTEGER PRIMARY KEY,
+                        oldest_ts TEXT,
+                        top_ts TEXT,
+                        low_ts TEXT,
+                        cursor TEXT,
+                        pages INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE TABLE sync_thread (
+                        conversation_id INTEGER NOT NULL,
+                        thread_ts TEXT NOT NULL,
+                        oldest_ts TEXT,
+                        cursor TEXT,
+                        PRIMARY KEY (conversation_id, thread_ts)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 

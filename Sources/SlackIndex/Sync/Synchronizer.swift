@@ -50,6 +50,8 @@ public final class Synchronizer: Sendable {
         /// Conversations whose history run resumed from an interrupted sync.
         public var resumed = 0
         public var historyPages = 0
+        /// Messages history pages returned that the archive already held unchanged (0 when nothing is refetched).
+        public var historyRefetched = 0
         public var threads = 0
         public var repliesPages = 0
         public var listPages = 0
@@ -231,6 +233,7 @@ public final class Synchronizer: Sendable {
                 return
             }
             let before = run
+            let unchangedBefore = state.importSummary.messagesUnchanged
             let outcome = try importer.applyPage(
                 body, source: "conversations.history \(conversation.id)", into: conversation,
                 preparer: &preparer, summary: &state.importSummary
@@ -254,6 +257,7 @@ public final class Synchronizer: Sendable {
                 }
             }
             summary.historyPages += 1
+            summary.historyRefetched += state.importSummary.messagesUnchanged - unchangedBefore
             run.pages += 1
             run.topTS = Self.newer(run.topTS, outcome.newestTS)
             run.lowTS = Self.older(run.lowTS, outcome.oldestTS)

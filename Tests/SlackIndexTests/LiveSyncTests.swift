@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import Hummingbird
+import NIOCore
+import SlackIndexServer
+import Synchronization
+import Testing
+
+@testable import SlackIndex
+
+/// Injects faults in front of `serve`'s API, counting requests per method.
+final class FaultInjector: RouterMiddleware, Sendable {
+    typealias Context = BasicRequestContext
+
+    enum Fault: Sendable {
+        case rateLimit(seconds: Int)
+        case serverError
+        case dropConnection
+        case garbage
+    }
+
+    /// Faults by request number (1-based, over all methods).
+    let plan: [Int: Fault]
+    /// Called with each request's number before it is answered (tests cancel a sync from here).
+    let onRequest: (@Sendable (Int) -> Void)?
+    /// Delay added to every answer.
+    let delay: Duration
+    private let counts = Mutex((total: 0, byMethod: [String: Int]()))
+
+    init(plan: [Int: Fault] = [:], delay: Duration = .zero, onRequest: (@Sendable (Int) -> Void)? = nil) {
+        self.plan = plan
+        self.delay = delay
+        self.onRequest = onRequest
+    }
+
+    var total: Int { counts.withLock { $0.total } }
+    var byMethod: [String: Int] { counts.withLock { $0.byMethod } }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        let method = String(request.uri.path.split(separator: "/").last ?? "")
+        let number = counts.withLock { c -> Int in
+            c.total += 1
+            c.byMethod[method, default: 0] += 1
+            return c.total
+        }
+        onRequest?(number)
+        if delay > .zero { try await Task.sleep(for: delay) }
+        switch plan[number] {
+        case .rateLimit(let seconds):
+            return Response(
+                status: .tooManyRequests, headers: [.retryAfter: String(seconds)],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":false,"error":"ratelimited"}"#)))
+        case .serverError:
+            return Response(
+                status: .internalServerError, body: ResponseBody(byteBuffer: ByteBuffer(string: "upstream exploded")))
+        case .dropConnection:
+            return Response(
+                status: .ok, headers: [.contentLength: "5000"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: #"{"ok":true,"messages":["#))
+                    throw CancellationError()
+                })
+        case .garbage:
+            return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "<html>gateway</html>")))
+        case nil:
+            return try await next(request, context)
+        }
+    }
+}
+
+@Suite(.serialized) struct LiveSyncTests {
+    /// The source archive: sample export plus the generator's history and delta pages.
+    static func source() throws -> (Archive, String) {
+        let archive = try TestSupport.sampleArchive()
+        let pages = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        #expect(!pages.hasSkips)
+        let token = try archive.createToken(userID: "U0T28J57VPZ", isAdmin: true, label: "sync tests").token
+        return (archive, token)
+    }
+
+    /// `serve` on `archive` without its per-token rate limit (faults are the injector's business).
+    static func start(
+        _ archive: Archive, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+    ) async throws -> RunningSlackAPIServer {
+        try await SlackAPIServer.start(
+            archive: archive,
+            configuration: SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1))),
+            middleware: middleware)
+    }
+
+    /// Compares two archives' visible messages, reporting at most a few differences.
+    static func expectSameMessages(_ a: Archive, _ b: Archive, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let left = try visible(a)
+        let right = try visible(b)
+        let onlyLeft = Set(left).subtracting(right).sorted().prefix(5)
+        let onlyRight = Set(right).subtracting(left).sorted().prefix(5)
+        #expect(
+            left.count == right.count && onlyLeft.isEmpty && onlyRight.isEmpty,
+            "\(left.count) vs \(right.count) rows; only in first: \(Array(onlyLeft)); only in second: \(Array(onlyRight))",
+            sourceLocation: sourceLocation)
+    }
+
+    static func fastPolicy() -> SlackWebClient.Policy {
+        var policy = SlackWebClient.Policy()
+        policy.backoff = .milliseconds(20)
+        policy.maxBackoff = .milliseconds(200)
+        policy.requestTimeout = .seconds(20)
+        return policy
+    }
+
+    static func sync(
+        _ target: Archive, from server: RunningSlackAPIServer, token: String, pageSize: Int = 50
+    ) async throws -> Synchronizer.Summary {
+        let client = try SlackWebClient(baseURL: server.baseURL, token: token, policy: fastPolicy())
+        defer { Task { await client.shutdown() } }
+        var options = Synchronizer.Options()
+        options.pageSize = pageSize
+        return try await Synchronizer(archive: target, client: client, options: options).run()
+    }
+
+    /// Every message either archive shows (not deleted), with what a reader sees of it.
+    static func visible(_ archive: Archive) throws -> [String] {
+        try archive.pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT c.slack_id || '|' || m.ts || '|' || coalesce(m.user_id, '') || '|' ||
+                        coalesce(m.thread_ts, '') || '|' || m.reply_count || '|' || coalesce(m.edited_ts, '') || '|' ||
+                        m.text || '|' || m.search_text
+                    FROM message m JOIN conversation c ON c.id = m.conversation_id
+                    WHERE m.is_deleted = 0
+                    ORDER BY c.slack_id, m.ts_key
+                    """)
+        }
+    }
+
+    @Test func syncThroughFaultsReproducesTheServedArchive() async throws {
+        let (source, token) = try Self.source()
+        let faults = FaultInjector(plan: [
+            3: .rateLimit(seconds: 1), 6: .serverError, 7: .serverError, 9: .dropConnection, 12: .garbage,
+            20: .rateLimit(seconds: 1), 40: .dropConnection,
+        ])
+        let server = try await Self.start(source, middleware: [faults])
+        let target = try TestSupport.makeArchive()
+        let started = ContinuousClock.now
+        let summary = try await Self.sync(target, from: server, token: token)
+        let elapsed = ContinuousClock.now - started
+        await server.stop()
+
+        try Self.expectSameMessages(target, source)
+        try SyncPagesTests.check(target, deletedMayBeAbsent: true)
+        #expect(summary.rateLimited == 2)
+        #expect(summary.failures == 5)
+        // Retry-After is honoured exactly: 2 × 1 s, plus small backoffs.
+        #expect(summary.waitedSeconds >= 2 && summary.waitedSeconds < 3.5)
+        #expect(elapsed >= .seconds(2))
+        #expect(summary.refused.isEmpty && summary.messagesSkipped == 0)
+        #expect(summary.requests == faults.total)
+        #expect(try source.stats().messages == target.stats().messages)
+    }
+
+    @Test func aSecondSyncFetchesNothingAgain() async throws {
+        let (source, token) = try Self.source()
+        let faults = FaultInjector()
+        let server = try await Self.start(source, middleware: [faults])
+        let target = try TestSupport.makeArchive()
+        _ = try await Self.sync(target, from: server, token: token)
+        let before = try ImportTests.dump(target)
+        let countsBefore = faults.byMethod
+        let again = try await Self.sync(target, from: server, token: token)
+        await server.stop()
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0 && again.messagesUnchanged == 0)
+        #expect(try ImportTests.dump(target) == before)
+        let second = faults.byMethod.merging(countsBefore) { $0 - $1 }
+        // One (empty) history page per conversation, no replies.
+        #expect(second["conversations.history"] == again.conversations)
+        #expect(second["conversations.replies", default: 0] == 0)
+    }
+
+    @Test func anIncrementalSyncAsksOnlyForNewerMessages() async throws {
+        // The source starts as the export alone; the delta's new messages arrive later.
+        let source = try TestSupport.sampleArchive()
+        let token = try source.createToken(userID: "U0T28J57VPZ", isAdmin: true).token
+        let server = try await Self.start(source)
+        let target = try TestSupport.makeArchive()
+        _ = try await Self.sync(target, from: server, token: token)
+        try Self.expectSameMessages(target, source)
+        _ = Importer(archive: source).importPaths([TestSupport.samplePages])
+        let second = try await Self.sync(target, from: server, token: token)
+        await server.stop()
+        let expected = try SyncPagesTests.expected()
+        let newMessages = try expected.reduce(0) { $0 + (try Self.deltaNewMessages($1.id)) }
+        #expect(second.messagesAdded == newMessages)
+        #expect(second.historyRefetched == 0)  // history asked only for what is newer
+        // Every message the source shows that is newer than the first sync is now in the target.
+        let targetRows = Set(try Self.visible(target).map { $0.split(separator: "|").prefix(2).joined(separator: "|") })
+        for row in try Self.visible(source) {
+            let key = row.split(separator: "|").prefix(2).joined(separator: "|")
+            let ts = Double(row.split(separator: "|")[1]) ?? 0
+            if ts > 1_719_792_000, !targetRows.contains(key) { Issue.record("\(key) missing after the second sync") }
+        }
+    }
+
+    static func deltaNewMessages(_ conversationID: String) throws -> Int {
+        let manifestURL = URL(fileURLWithPath: TestSupport.samplePages).appendingPathComponent("manifest.json")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        let entries = try #require(manifest["conversations"] as? [[String: Any]])
+        let entry = try #require(entries.first { $0["id"] as? String == conversationID })
+        let folder = (entry["folder"] as? String) ?? (entry["name"] as? String) ?? conversationID
+        let expectedURL = URL(fileURLWithPath: TestSupport.samplePages).appendingPathComponent("\(folder)/expected.json")
+        let expected = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: expectedURL)) as? [String: Any])
+        return expected["delta_new_messages"] as? Int ?? 0
+    }
+
+    @Test(arguments: [2, 5, 11, 30])
+    func aSyncStoppedAtAnyRequestResumesToTheSameState(stopAt: Int) async throws {
+        let (source, token) = try Self.source()
+        let reference = try TestSupport.makeArchive()
+        let plainServer = try await Self.start(source)
+        _ = try await Self.sync(reference, from: plainServer, token: token)
+        await plainServer.stop()
+
+        let target = try TestSupport.makeArchive()
+        let victim = Mutex<Task<Synchronizer.Summary, any Error>?>(nil)
+        let faults = FaultInjector { number in
+            if number == stopAt { victim.withLock { $0?.cancel() } }
+        }
+        let server = try await Self.start(source, middleware: [faults])
+        let task = Task { try await Self.sync(target, from: server, token: token) }
+        victim.withLock { $0 = task }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let resumed = try await Self.sync(target, from: server, token: token)
+        await server.stop()
+        try Self.expectSameMessages(target, reference)
+        try SyncPagesTests.check(target, deletedMayBeAbsent: true)
+        #expect(resumed.messagesSkipped == 0)
+    }
+}
