@@ -140,12 +140,8 @@ struct SearchCommand: AsyncParsableCommand {
         let hits: [SearchHit]
         var partial: Bool?
         if let remoteURL = noRemote ? nil : remote ?? config.remote {
-            var policy = SlackWebClient.Policy()
-            policy.maxAttempts = 3
-            policy.backoff = .milliseconds(100)
-            policy.maxRetryAfter = Int(deadline)
-            policy.requestTimeout = .seconds(deadline)
-            let client = try SlackWebClient(baseURL: remoteURL, token: try Config.token(), policy: policy)
+            let client = try SlackWebClient(
+                baseURL: remoteURL, token: try Config.token(), policy: .interactive(deadline: .seconds(deadline)))
             let results: MergedSearchResults
             do {
                 results = try await engine.search(

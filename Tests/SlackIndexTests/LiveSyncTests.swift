@@ -27,8 +27,15 @@ final class FaultInjector: RouterMiddleware, Sendable {
     let delay: Duration
     private let counts = Mutex((total: 0, byMethod: [String: Int]()))
 
-    init(plan: [Int: Fault] = [:], delay: Duration = .zero, onRequest: (@Sendable (Int) -> Void)? = nil) {
+    /// A fault for every request not in `plan`.
+    let always: Fault?
+
+    init(
+        plan: [Int: Fault] = [:], always: Fault? = nil, delay: Duration = .zero,
+        onRequest: (@Sendable (Int) -> Void)? = nil
+    ) {
         self.plan = plan
+        self.always = always
         self.delay = delay
         self.onRequest = onRequest
     }
@@ -47,7 +54,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
         }
         onRequest?(number)
         if delay > .zero { try await Task.sleep(for: delay) }
-        switch plan[number] {
+        switch plan[number] ?? always {
         case .rateLimit(let seconds):
             return Response(
                 status: .tooManyRequests, headers: [.retryAfter: String(seconds)],

@@ -26,6 +26,18 @@ public final class SlackWebClient: Sendable {
         public var requestTimeout: Duration = .seconds(60)
 
         public init() {}
+
+        /// For a caller that gives up at `deadline` (a merged search): a few quick retries, a `Retry-After` waited
+        /// only if it fits, no request outliving the deadline.
+        public static func interactive(deadline: Duration) -> Policy {
+            var policy = Policy()
+            policy.maxAttempts = 3
+            policy.backoff = .milliseconds(100)
+            policy.maxBackoff = .milliseconds(400)
+            policy.maxRetryAfter = Int(deadline.seconds)
+            policy.requestTimeout = deadline
+            return policy
+        }
     }
 
     /// What happened on the wire, for progress lines and notes.

@@ -1,0 +1,86 @@
+import Foundation
+import SlackIndexServer
+import Testing
+
+@testable import SlackIndex
+
+/// Archive B searches with archive A's `serve` as its remote.
+@Suite(.serialized) struct TwoArchiveSearchTests {
+    /// A: the sample export behind `serve`; B: a small archive of its own that shares no message with A.
+    static func archives() throws -> (a: Archive, token: String, b: Archive) {
+        let a = try TestSupport.sampleArchive()
+        let token = try a.createToken(userID: "U0T28J57VPZ").token
+        let days = [
+            "2023-11-14": #"""
+                [{"type":"message","user":"U1","text":"the syntax of our own notes","ts":"1700000000.000100"},
+                 {"type":"message","user":"U1","text":"more syntax, locally","ts":"1700000100.000100"}]
+                """#
+        ]
+        let b = try TestSupport.makeArchive()
+        _ = try Importer(archive: b).importExport(at: TestSupport.minimalExport(days: days).path)
+        return (a, token, b)
+    }
+
+    static func search(_ b: Archive, remoteURL: String, token: String, deadline: Duration) async throws
+        -> (MergedSearchResults, Duration)
+    {
+        let client = try SlackWebClient(baseURL: remoteURL, token: token, policy: .interactive(deadline: deadline))
+        defer { Task { await client.shutdown() } }
+        var options = SearchOptions()
+        options.limit = 50
+        let started = ContinuousClock.now
+        let results = try await SearchEngine(archive: b).search(
+            "syntax", options: options, remote: SlackRemoteSearch(client: client), deadline: deadline)
+        return (results, ContinuousClock.now - started)
+    }
+
+    @Test func remoteHitsComeMarkedRemoteAndLocalOnesLocalWithoutDuplicates() async throws {
+        let (a, token, b) = try Self.archives()
+        let server = try await LiveSyncTests.start(a)
+        let (results, _) = try await Self.search(b, remoteURL: server.baseURL, token: token, deadline: .seconds(5))
+        await server.stop()
+        #expect(!results.partial && results.remoteProblem == nil)
+        let local = results.hits.filter { $0.source == .local }
+        let remote = results.hits.filter { $0.source == .remote }
+        #expect(local.count == 2)
+        #expect(results.remoteCount == 50 && remote.count > 10)
+        #expect(results.hits.count == 50)  // the limit, over both sides
+        #expect(remote.allSatisfy { $0.message.conversationID != "C1" && $0.snippet.contains(Highlight.start) })
+        let keys = results.hits.map { "\($0.message.conversationID)|\($0.message.ts)" }
+        #expect(Set(keys).count == keys.count)
+        // What A returns is what A holds.
+        #expect(remote.allSatisfy { hit in
+            (try? a.message(conversation: a.conversation(named: hit.message.conversationID), tsKey: hit.message.tsKey)) != nil
+        })
+    }
+
+    enum Trouble: String, CaseIterable, Sendable {
+        case stopped, slow, rateLimited, serverError, garbage
+    }
+
+    @Test(arguments: Trouble.allCases)
+    func aTroubledRemoteStillGivesLocalResultsWithinTheDeadline(_ trouble: Trouble) async throws {
+        let (a, token, b) = try Self.archives()
+        let faults: FaultInjector =
+            switch trouble {
+            case .stopped, .slow: FaultInjector(delay: trouble == .slow ? .seconds(5) : .zero)
+            case .rateLimited: FaultInjector(always: .rateLimit(seconds: 30))
+            case .serverError: FaultInjector(always: .serverError)
+            case .garbage: FaultInjector(always: .garbage)
+            }
+        let server = try await LiveSyncTests.start(a, middleware: [faults])
+        if trouble == .stopped { await server.stop() }
+        let deadline = Duration.milliseconds(600)
+        let (results, elapsed) = try await Self.search(b, remoteURL: server.baseURL, token: token, deadline: deadline)
+        if trouble != .stopped { await server.stop() }
+        #expect(elapsed < deadline + .milliseconds(50), "\(trouble): took \(elapsed)")
+        #expect(results.partial)
+        #expect(results.hits.count == 2 && results.hits.allSatisfy { $0.source == .local })
+        let problem = results.remoteProblem ?? ""
+        switch trouble {
+        case .rateLimited: #expect(problem.contains("rate-limited"), "\(problem)")
+        case .slow: #expect(problem.contains("did not answer"), "\(problem)")
+        default: #expect(problem.contains("remote"), "\(problem)")
+        }
+    }
+}
