@@ -91,7 +91,8 @@ public final class Synchronizer: Sendable {
     public func run(progress: ProgressHandler? = nil) async throws -> Summary {
         let started = ContinuousClock.now
         var state = RunState()
-        func report(_ phase: String) {
+        // Takes the state as an argument: a closure capturing it would overlap the `inout` access the steps hold.
+        func report(_ phase: String, _ state: RunState) {
             guard let progress else { return }
             let stats = client.stats
             progress(
@@ -107,12 +108,12 @@ public final class Synchronizer: Sendable {
         // 1. Who we are, who is there, what there is.
         let auth = try await client.call("auth.test")
         let me = try JSONDecoder().decode(AuthTest.self, from: Data(auth)).userID
-        report("users")
+        report("users", state)
         var users: [UserRecord] = []
         try await paginate("users.list", [("limit", "200")], summary: &summary) { body in
             users += try JSONDecoder().decode(MembersPage.self, from: Data(body)).members
         }
-        report("conversations")
+        report("conversations", state)
         var records: [ConversationRecord] = []
         try await paginate(
             "conversations.list",
@@ -147,7 +148,7 @@ public final class Synchronizer: Sendable {
 
         // 2. Histories.
         for conversation in conversations {
-            report("history")
+            report("history", state)
             try await syncHistory(
                 conversation, importer: importer, preparer: &preparer, summary: &summary, state: &state,
                 report: report)
@@ -162,7 +163,7 @@ public final class Synchronizer: Sendable {
             state.threadsTotal = queued.count
             var touched = Set<Int64>()
             for thread in queued {
-                report("threads")
+                report("threads", state)
                 guard let conversation = byRowID[thread.conversationRowID] else { continue }
                 try await syncReplies(
                     thread, in: conversation, importer: importer, preparer: &preparer, summary: &summary,
@@ -176,7 +177,7 @@ public final class Synchronizer: Sendable {
             }
         }
         try archive.write { db in _ = try Archive.applyPendingEvents(in: db) }
-        report("done")
+        report("done", state)
 
         let stats = client.stats
         summary.messagesAdded = state.importSummary.messagesAdded
@@ -203,7 +204,7 @@ public final class Synchronizer: Sendable {
 
     private func syncHistory(
         _ conversation: Conversation, importer: Importer, preparer: inout MessagePreparer, summary: inout Summary,
-        state: inout RunState, report: (String) -> Void
+        state: inout RunState, report: (String, RunState) -> Void
     ) async throws {
         var run: Archive.SyncRun
         if let stopped = try archive.syncRun(conversationRowID: conversation.rowID) {
@@ -262,7 +263,7 @@ public final class Synchronizer: Sendable {
             run.topTS = Self.newer(run.topTS, outcome.newestTS)
             run.lowTS = Self.older(run.lowTS, outcome.oldestTS)
             run.cursor = outcome.cursor
-            report("history")
+            report("history", state)
             if outcome.cursor == nil || outcome.messages == 0 { return }
         }
     }

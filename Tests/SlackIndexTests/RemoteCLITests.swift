@@ -1,0 +1,120 @@
+import Foundation
+import SlackIndexServer
+import Testing
+
+@testable import SlackIndex
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `slackindex sync` and `slackindex search --remote` as a user runs them, against `serve` in this process.
+@Suite(.serialized) struct RemoteCLITests {
+    /// Starts the binary; waits without blocking a thread the in-process server needs.
+    static func start(_ arguments: [String], token: String) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = try #require(CLITests.binary, "build the slackindex executable first")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        let home = TestSupport.temporaryDirectory().path
+        environment["HOME"] = home
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["SLACK_TOKEN"] = token
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async throws -> CLITests.Run {
+        // Drain the pipes on Dispatch threads (not the cooperative pool, which the in-process server needs), so
+        // a chatty process never blocks on a full pipe.
+        async let stdout = Self.readToEnd(out)
+        async let stderr = Self.readToEnd(err)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        return CLITests.Run(
+            status: process.terminationStatus, stdout: String(decoding: await stdout, as: UTF8.self),
+            stderr: String(decoding: await stderr, as: UTF8.self))
+    }
+
+    static func readToEnd(_ pipe: Pipe) async -> Data {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
+            }
+        }
+    }
+
+    @Test func syncKilledWithSigkillResumesToTheSameArchive() async throws {
+        let (source, token) = try LiveSyncTests.source()
+        let faults = FaultInjector(delay: .milliseconds(15))
+        let server = try await LiveSyncTests.start(source, middleware: [faults])
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("b.sqlite").path
+        let arguments = ["--db", db, "sync", "--api", server.baseURL, "--page-size", "20"]
+
+        let (victim, out, err) = try Self.start(arguments, token: token)
+        while faults.total < 40, victim.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(victim.isRunning, "the sync ended before it could be killed")
+        kill(victim.processIdentifier, SIGKILL)
+        let killed = try await Self.finish(victim, out, err)
+        #expect(killed.status == SIGKILL)
+        #expect(!killed.stderr.contains(token) && !killed.stdout.contains(token))
+
+        let requestsBefore = faults.total
+        let (again, out2, err2) = try Self.start(arguments + ["--json"], token: token)
+        let resumed = try await Self.finish(again, out2, err2)
+        await server.stop()
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let summary = try CLITests.json(Substring(resumed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(summary["requests"] as? Int == faults.total - requestsBefore)
+        #expect(!resumed.stderr.contains(token))
+
+        let target = try Archive(path: db)
+        try LiveSyncTests.expectSameMessages(target, source)
+        try SyncPagesTests.check(target, deletedMayBeAbsent: true)
+    }
+
+    @Test func syncWithoutATokenSaysHowToGiveOne() async throws {
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("b.sqlite").path
+        let (process, out, err) = try Self.start(["--db", db, "sync", "--api", "http://127.0.0.1:9/api/"], token: "")
+        let run = try await Self.finish(process, out, err)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("No Slack token: set SLACK_TOKEN"))
+    }
+
+    @Test func searchMergesTheRemoteAndMarksPartialWhenItIsSlow() async throws {
+        let (a, token, b) = try TwoArchiveSearchTests.archives()
+        let slow = FaultInjector(delay: .seconds(5))
+        let fastServer = try await LiveSyncTests.start(a)
+        let slowServer = try await LiveSyncTests.start(a, middleware: [slow])
+        let db = b.path
+
+        let (p1, o1, e1) = try Self.start(
+            ["--db", db, "search", "syntax", "--remote", fastServer.baseURL, "--json", "--limit", "10"], token: token)
+        let merged = try await Self.finish(p1, o1, e1)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let lines = try merged.stdout.split(separator: "\n").map(CLITests.json)
+        #expect(lines.count == 10)
+        #expect(lines.allSatisfy { $0["partial"] as? Bool == false })
+        let sources = Set(lines.compactMap { $0["source"] as? String })
+        #expect(sources == ["local", "remote"])
+
+        let started = ContinuousClock.now
+        let (p2, o2, e2) = try Self.start(
+            ["--db", db, "search", "syntax", "--remote", slowServer.baseURL, "--json", "--deadline", "0.5"],
+            token: token)
+        let partial = try await Self.finish(p2, o2, e2)
+        let elapsed = ContinuousClock.now - started
+        await fastServer.stop()
+        await slowServer.stop()
+        #expect(partial.status == 0)
+        #expect(elapsed < .seconds(3), "took \(elapsed)")  // a process start plus the 0.5 s deadline, not 5 s
+        let partialLines = try partial.stdout.split(separator: "\n").map(CLITests.json)
+        #expect(partialLines.count == 2)
+        #expect(partialLines.allSatisfy { $0["partial"] as? Bool == true && $0["source"] as? String == "local" })
+        #expect(partial.stderr.contains("warning: the remote did not answer within 0.5 s; showing local results."))
+    }
+}
