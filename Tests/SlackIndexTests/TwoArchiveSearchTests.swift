@@ -28,16 +28,18 @@ import Testing
         defer { Task { await client.shutdown() } }
         var options = SearchOptions()
         options.limit = 50
-        let started = ContinuousClock.now
-        let results = try await SearchEngine(archive: b).search(
-            "syntax", options: options, remote: SlackRemoteSearch(client: client), deadline: deadline)
-        return (results, ContinuousClock.now - started)
+        return try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+            let started = ContinuousClock.now
+            let results = try await SearchEngine(archive: b).search(
+                "syntax", options: options, remote: SlackRemoteSearch(client: client), deadline: deadline)
+            return (results, ContinuousClock.now - started)
+        }
     }
 
     @Test func remoteHitsComeMarkedRemoteAndLocalOnesLocalWithoutDuplicates() async throws {
         let (a, token, b) = try Self.archives()
         let server = try await LiveSyncTests.start(a)
-        let (results, _) = try await Self.search(b, remoteURL: server.baseURL, token: token, deadline: .seconds(5))
+        let (results, _) = try await Self.search(b, remoteURL: server.baseURL, token: token, deadline: .seconds(20))
         await server.stop()
         #expect(!results.partial && results.remoteProblem == nil)
         let local = results.hits.filter { $0.source == .local }

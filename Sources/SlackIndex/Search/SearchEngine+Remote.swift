@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Local and remote search together: the merge policy and the remote deadline.
 public struct MergedSearchResults: Sendable {
@@ -23,7 +22,8 @@ extension SearchEngine {
     ///
     /// The local search runs while the remote request is in flight. When the remote has not answered by the
     /// deadline (measured from the call), or fails, the local hits come back alone with `partial` set and
-    /// `remoteProblem` saying why; the remote request is cancelled. Remote hits the archive holds are shown with
+    /// `remoteProblem` saying why; the remote request is cancelled (a `RemoteSearch` must stop promptly when its
+    /// task is cancelled, as AsyncHTTPClient requests and `Task.sleep` do). Remote hits the archive holds are shown with
     /// the archive's message and marked `both`. With `saveRemote`, remote hits not yet in the archive are stored
     /// (their conversation is created if needed), so they are there offline next time.
     ///
@@ -36,10 +36,36 @@ extension SearchEngine {
         let until = ContinuousClock.now + deadline
         let query = QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
-        let remoteTask = Task { try await remote.search(query, limit: options.limit, sort: options.sort) }
-        let local = Result { try self.search(query, text: text, options: options) }
-        let outcome = await Self.wait(for: remoteTask, until: until)
-
+        // Remote request and deadline timer are child tasks (they inherit the caller's executor preference); the
+        // local search runs meanwhile in this task. The first of answer and deadline wins; the other is cancelled.
+        var local: Result<SearchResults, any Error> = .failure(CancellationError())
+        let outcome = await withTaskGroup(of: RemoteOutcome?.self) { group -> RemoteOutcome in
+            group.addTask {
+                do {
+                    return .answered(try await remote.search(query, limit: options.limit, sort: options.sort))
+                } catch {
+                    return .failed(error)
+                }
+            }
+            group.addTask {
+                do {
+                    try await Task.sleep(until: until, clock: .continuous)
+                    return .timedOut
+                } catch {
+                    return nil
+                }
+            }
+            local = Result { try self.search(query, text: text, options: options) }
+            var first = RemoteOutcome.timedOut
+            while let next = await group.next() {
+                if let next {
+                    first = next
+                    break
+                }
+            }
+            group.cancelAll()
+            return first
+        }
         var notes = (try? local.get().notes) ?? []
         let localHits = (try? local.get().hits) ?? []
         var remoteHits: [SearchHit] = []
@@ -99,29 +125,6 @@ extension SearchEngine {
         case timedOut
     }
 
-    /// The remote task's result, or `.timedOut` at `until` (the task is then cancelled, not awaited).
-    static func wait(
-        for task: Task<RemotePage, any Error>, until: ContinuousClock.Instant
-    ) async -> RemoteOutcome {
-        let once = ResumeOnce()
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<RemoteOutcome, Never>) in
-            once.set(continuation)
-            let timer = Task {
-                try? await Task.sleep(until: until, clock: .continuous)
-                once.resume(.timedOut)
-            }
-            once.onFinish { timer.cancel() }
-            Task {
-                switch await task.result {
-                case .success(let page): once.resume(.answered(page))
-                case .failure(let error): once.resume(.failed(error))
-                }
-            }
-        }
-        if case .timedOut = outcome { task.cancel() }
-        return outcome
-    }
-
     static func describe(_ error: any Error, deadline: Duration) -> String {
         switch error {
         case RemoteError.rateLimited(_, let seconds):
@@ -141,39 +144,5 @@ extension SearchEngine {
 
     static func format(_ duration: Duration) -> String {
         String(format: "%.2g s", duration.seconds)
-    }
-}
-
-/// Resumes a continuation exactly once, whichever of several tasks gets there first.
-private final class ResumeOnce: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<SearchEngine.RemoteOutcome, Never>?
-        var finish: (@Sendable () -> Void)?
-        var done = false
-    }
-    private let state = Mutex(State())
-
-    func set(_ continuation: CheckedContinuation<SearchEngine.RemoteOutcome, Never>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    func onFinish(_ body: @escaping @Sendable () -> Void) {
-        let run = state.withLock { s -> Bool in
-            if s.done { return true }
-            s.finish = body
-            return false
-        }
-        if run { body() }
-    }
-
-    func resume(_ outcome: SearchEngine.RemoteOutcome) {
-        let taken = state.withLock { s -> (CheckedContinuation<SearchEngine.RemoteOutcome, Never>?, (@Sendable () -> Void)?) in
-            guard !s.done else { return (nil, nil) }
-            s.done = true
-            defer { s.continuation = nil; s.finish = nil }
-            return (s.continuation, s.finish)
-        }
-        taken.0?.resume(returning: outcome)
-        taken.1?()
     }
 }

@@ -144,3 +144,16 @@ struct ZipWriter {
         return ~crc
     }
 }
+
+/// Runs tasks on Dispatch threads instead of the cooperative pool, which parallel tests keep busy with blocking
+/// SQLite work: timing tests (deadlines) run their tasks here so they measure the code, not the pool's backlog.
+final class DispatchTaskExecutor: TaskExecutor {
+    static let shared = DispatchTaskExecutor()
+    private let queue = DispatchQueue(label: "slackindex.tests.executor", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
