@@ -1,4 +1,7 @@
 import Foundation
+import Hummingbird
+import NIOCore
+import Synchronization
 import SlackIndexServer
 import Testing
 
@@ -84,5 +87,42 @@ import Testing
         case .slow: #expect(problem.contains("did not answer"), "\(problem)")
         default: #expect(problem.contains("remote"), "\(problem)")
         }
+    }
+}
+
+/// A `search.messages` that pages only by cursor, as Slack does when asked with `cursor=*`.
+final class CursorSearchService: RouterMiddleware, Sendable {
+    typealias Context = BasicRequestContext
+    let seen = Mutex<[String]>([])
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        let query = request.uri.queryParameters
+        let cursor = query["cursor"].map(String.init) ?? "(none)"
+        seen.withLock { $0.append(cursor) }
+        let page = ["*": 0, "c1": 1, "c2": 2][cursor] ?? 9
+        let matches = (0..<2).map { i in
+            #"{"channel":{"id":"C7","name":"far"},"ts":"17000000\#(page)\#(i).000100","user":"U7","text":"\#u{E000}syntax\#u{E001} \#(page)\#(i)"}"#
+        }
+        let nextCursor = page < 2 ? "c\(page + 1)" : ""
+        let body = #"{"ok":true,"messages":{"total":6,"matches":[\#(matches.joined(separator: ","))],"paging":{"pages":1},"pagination":{"next_cursor":"\#(nextCursor)"}}}"#
+        return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+@Suite struct RemoteSearchPagingTests {
+    @Test func cursorsAreFollowedToTheLimit() async throws {
+        let archive = try TestSupport.makeArchive()
+        let service = CursorSearchService()
+        let server = try await LiveSyncTests.start(archive, middleware: [service])
+        let client = try SlackWebClient(baseURL: server.baseURL, token: "xoxp-test")
+        let page = try await SlackRemoteSearch(client: client).search(
+            QueryParser.parse("syntax", today: try #require(Day(year: 2024, month: 1, day: 1))), limit: 10, sort: .relevance)
+        await client.shutdown()
+        await server.stop()
+        #expect(service.seen.withLock { $0 } == ["*", "c1", "c2"])
+        #expect(page.hits.count == 6 && page.total == 6)
+        #expect(page.hits.allSatisfy { $0.text.hasPrefix("syntax ") && $0.snippet.hasPrefix("\u{E000}syntax\u{E001}") })
     }
 }

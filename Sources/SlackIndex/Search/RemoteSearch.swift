@@ -52,7 +52,8 @@ public struct RemotePage: Sendable, Equatable {
 }
 
 /// Slack's `search.messages` through a ``SlackWebClient``: the parsed query rendered back into Slack syntax,
-/// `count` ≤ 100 per page, pages until `limit`, highlights on.
+/// `count` ≤ 100 per page, cursor paging (`cursor=*`, then `next_cursor` from `response_metadata` or
+/// `messages.pagination`) or page numbers when the service gives no cursor, until `limit`; highlights on.
 public struct SlackRemoteSearch: RemoteSearch {
     public let client: SlackWebClient
 
@@ -70,14 +71,16 @@ public struct SlackRemoteSearch: RemoteSearch {
         var hits: [RemoteHit] = []
         var total = 0
         var page = 1
+        // Slack pages by cursor when asked with `cursor=*`; services that ignore it page by number.
+        var cursor: String? = "*"
         let count = min(max(limit, 1), 100)
         while true {
-            let body = try await client.call(
-                "search.messages",
-                [
-                    ("query", query.slackSyntax), ("count", String(count)), ("page", String(page)),
-                    ("sort", sortField), ("sort_dir", direction), ("highlight", "true"),
-                ])
+            var parameters = [
+                ("query", query.slackSyntax), ("count", String(count)), ("sort", sortField), ("sort_dir", direction),
+                ("highlight", "true"),
+            ]
+            if let cursor { parameters.append(("cursor", cursor)) } else { parameters.append(("page", String(page))) }
+            let body = try await client.call("search.messages", parameters)
             let answer: SearchAnswer
             do {
                 answer = try JSONDecoder().decode(SearchAnswer.self, from: Data(body))
@@ -88,8 +91,11 @@ public struct SlackRemoteSearch: RemoteSearch {
             total = answer.messages?.total ?? answer.messages?.paging?.total ?? matches.count
             hits += matches.compactMap(Self.hit)
             let pages = answer.messages?.paging?.pages ?? 1
-            if hits.count >= limit || matches.isEmpty || page >= pages { break }
+            let next = [answer.response_metadata?.next_cursor, answer.messages?.pagination?.next_cursor]
+                .compactMap { $0 }.first { !$0.isEmpty }
+            if hits.count >= limit || matches.isEmpty || (next == nil && page >= pages) { break }
             page += 1
+            cursor = next
         }
         return RemotePage(hits: Array(hits.prefix(limit)), total: total)
     }
@@ -124,12 +130,17 @@ public struct SlackRemoteSearch: RemoteSearch {
             var pages: Int?
             var total: Int?
         }
+        struct Cursor: Decodable {
+            var next_cursor: String?
+        }
         struct Messages: Decodable {
             var total: Int?
             var matches: [Match]?
             var paging: Paging?
+            var pagination: Cursor?
         }
         var messages: Messages?
+        var response_metadata: Cursor?
     }
 }
 
