@@ -14,7 +14,9 @@ extension SlackAPI {
         let query = request.string("query")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard !query.isEmpty else { throw APIFailure(code: "no_query") }
         let count = try request.limit(default: 20, maximum: 100, name: "count")
+        // Slack caps `page` at 100; the cap also keeps `page × count` far from overflow and bounds the work.
         let page = max(1, try request.int("page") ?? 1)
+        guard page <= 100 else { throw APIFailure.invalid("page", "must be at most 100") }
         let byTime = request.string("sort") == "timestamp"
         let ascending = request.string("sort_dir")?.lowercased() == "asc"
         let me = try archive.archivedUser(id: request.token.userID)

@@ -14,8 +14,8 @@ struct SearchCommand: AsyncParsableCommand {
             Anything the parser cannot use is searched as words, and stderr says so.
 
             With --remote URL (or "remote" in the config file) the query also runs on a Slack-compatible
-            search.messages service (Slack, or another archive's `serve`; token from SLACK_TOKEN or the
-            config file). Both run at once; hits are merged by reciprocal rank fusion, one per
+            search.messages service (Slack, or another archive's `serve`; token from
+            SLACKINDEX_REMOTE_TOKEN or "remote_token" in the config file, or for slack.com your Slack token). Both run at once; hits are merged by reciprocal rank fusion, one per
             conversation and ts, each marked local, remote or both. The remote gets --deadline seconds;
             when it is slow, failing or rate-limited the local hits print anyway, stderr says why, and
             JSON lines carry "partial": true.
@@ -141,7 +141,8 @@ struct SearchCommand: AsyncParsableCommand {
         var partial: Bool?
         if let remoteURL = noRemote ? nil : remote ?? config.remote {
             let client = try SlackWebClient(
-                baseURL: remoteURL, token: try Config.token(), policy: .interactive(deadline: .seconds(deadline)))
+                baseURL: remoteURL, token: try Config.remoteToken(for: remoteURL),
+                policy: .interactive(deadline: .seconds(deadline)))
             let results: MergedSearchResults
             do {
                 results = try await engine.search(

@@ -118,12 +118,13 @@ final class FaultInjector: RouterMiddleware, Sendable {
     }
 
     static func sync(
-        _ target: Archive, from server: RunningSlackAPIServer, token: String, pageSize: Int = 50
+        _ target: Archive, from server: RunningSlackAPIServer, token: String, pageSize: Int = 50, threads: Bool = true
     ) async throws -> Synchronizer.Summary {
         let client = try SlackWebClient(baseURL: server.baseURL, token: token, policy: fastPolicy())
         defer { Task { await client.shutdown() } }
         var options = Synchronizer.Options()
         options.pageSize = pageSize
+        options.threads = threads
         return try await Synchronizer(archive: target, client: client, options: options).run()
     }
 
@@ -238,10 +239,42 @@ final class FaultInjector: RouterMiddleware, Sendable {
         let task = Task { try await Self.sync(target, from: server, token: token) }
         victim.withLock { $0 = task }
         await #expect(throws: CancellationError.self) { try await task.value }
+        let runsInProgress = try target.conversations().filter { try target.syncRun(conversationRowID: $0.rowID) != nil }
         let resumed = try await Self.sync(target, from: server, token: token)
         await server.stop()
         try Self.expectSameMessages(target, reference)
         try SyncPagesTests.check(target, deletedMayBeAbsent: true)
         #expect(resumed.messagesSkipped == 0)
+        // The resumed run asks only for what it lacks: no history page comes back with stored messages.
+        #expect(resumed.historyRefetched == 0)
+        #expect(resumed.resumed == runsInProgress.count)
+        #expect(try target.conversations().allSatisfy { try target.syncRun(conversationRowID: $0.rowID) == nil })
+    }
+
+    @Test func threadsSkippedWithNoThreadsAreFetchedByTheNextSync() async throws {
+        let (source, token) = try Self.source()
+        let server = try await Self.start(source)
+        let target = try TestSupport.makeArchive()
+        let first = try await Self.sync(target, from: server, token: token, threads: false)
+        #expect(first.repliesPages == 0)
+        #expect(try target.stats().messages < source.stats().messages)
+        let second = try await Self.sync(target, from: server, token: token)
+        await server.stop()
+        #expect(second.threads > 0 && second.historyRefetched == 0)
+        try Self.expectSameMessages(target, source)
+    }
+
+    @Test func savedSearchHitsDoNotMoveTheSyncCheckpoint() throws {
+        let days = ["2023-11-14": #"[{"type":"message","user":"U1","text":"exported","ts":"1700000000.000100"}]"#]
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: days).path)
+        let general = try archive.conversation(named: "C1")
+        #expect(try archive.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
+        let hit = RemoteHit(
+            conversationID: "C1", conversationName: "general", ts: "1700000500.000100", userID: "U1", username: "ann",
+            text: "found remotely", snippet: "found remotely")
+        #expect(try Importer(archive: archive).storeRemoteHits([hit]) == 1)
+        // Messages between the export and the saved hit are still to fetch.
+        #expect(try archive.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
     }
 }

@@ -20,6 +20,7 @@ import Testing
         environment["HOME"] = home
         environment["XDG_CONFIG_HOME"] = home + "/config"
         environment["SLACK_TOKEN"] = token
+        environment["SLACKINDEX_REMOTE_TOKEN"] = token
         process.environment = environment
         let out = Pipe()
         let err = Pipe()

@@ -54,6 +54,13 @@ struct FakeRemoteSearch: RemoteSearch {
         #expect(other.count == 2)
     }
 
+    @Test func aHeldHitOnlyTheRemoteReturnedStaysBoth() {
+        let local = [Self.hit("C1", "1.000001", source: .local)]
+        let remote = [Self.hit("C1", "7.000001", source: .both), Self.hit("C2", "8.000001", source: .remote)]
+        let merged = ResultMerger.merge(local: local, remote: remote, sort: .newest, limit: 10)
+        #expect(merged.map(\.source) == [.remote, .both, .local])
+    }
+
     @Test func timeOrdersSortByTimestampAndLimitApplies() {
         let local = [Self.hit("C1", "5.000000", source: .local), Self.hit("C1", "1.000000", source: .local)]
         let remote = [Self.hit("C2", "3.000000", source: .remote), Self.hit("C2", "9.000000", source: .remote)]
@@ -126,14 +133,19 @@ struct FakeRemoteSearch: RemoteSearch {
     ])
     func slowOrFailingRemoteGivesLocalResultsInTime(_ behaviour: FakeRemoteSearch.Behaviour) async throws {
         let archive = try Self.archive()
-        let (results, elapsed) = try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+        let (results, elapsed, lateness) = try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+            async let lateness = TestSupport.timerLateness(.milliseconds(300))
             let started = ContinuousClock.now
             let results = try await SearchEngine(archive: archive).search(
                 "deploy", options: SearchOptions(), remote: FakeRemoteSearch(behaviour: behaviour),
                 deadline: .milliseconds(300))
-            return (results, ContinuousClock.now - started)
+            return (results, ContinuousClock.now - started, await lateness)
         }
-        #expect(elapsed < .milliseconds(300 + 50))
+        // Deadline + 50 ms, plus whatever a plain timer overran by on this machine at the same moment.
+        // Deadline + 50 ms, plus what a plain timer overran by on this machine meanwhile, plus any time the local
+        // search itself needed beyond the deadline (only a loaded test machine makes it that slow).
+        let budget = .milliseconds(300 + 50) + lateness + max(.zero, results.localDuration - .milliseconds(300))
+        #expect(elapsed < budget, "took \(elapsed); timer lateness \(lateness), local \(results.localDuration)")
         #expect(results.partial)
         #expect(results.remoteProblem != nil)
         #expect(results.hits.map(\.source) == [.local, .local])
@@ -183,6 +195,33 @@ struct FakeRemoteSearch: RemoteSearch {
                 == "xoxp-env")
         #expect(try Config.token(environment: Self.environment(config: #"{"token": "xoxp-file"}"#)) == "xoxp-file")
         #expect(throws: ConfigError.self) { try Config.token(environment: Self.environment(config: nil)) }
+    }
+
+    @Test func theSlackTokenGoesOnlyToSlack() throws {
+        let slackOnly = try Self.environment(config: nil, token: "xoxp-real")
+        #expect(try Config.remoteToken(for: "https://slack.com/api/", environment: slackOnly) == "xoxp-real")
+        #expect(throws: ConfigError.self) {
+            try Config.remoteToken(for: "https://archive.example.org/api/", environment: slackOnly)
+        }
+        var both = slackOnly
+        both["SLACKINDEX_REMOTE_TOKEN"] = "xoxp-slackindex-abc"
+        #expect(try Config.remoteToken(for: "http://10.0.0.5:8080/api/", environment: both) == "xoxp-slackindex-abc")
+        let file = try Self.environment(config: #"{"remote_token": "xoxp-slackindex-file"}"#)
+        #expect(try Config.remoteToken(for: "http://127.0.0.1:8080/api/", environment: file) == "xoxp-slackindex-file")
+    }
+
+    @Test func aSlackTokenNeverTravelsOverPlainHTTPToAnotherMachine() throws {
+        #expect(throws: RemoteError.insecure("http://10.0.0.5:8080/api/")) {
+            try SlackWebClient(baseURL: "http://10.0.0.5:8080/api/", token: "xoxp-real")
+        }
+        // Loopback, https, or a token that opens one archive only are fine.
+        for (url, token) in [
+            ("http://127.0.0.1:8080/api/", "xoxp-real"), ("https://slack.com/api/", "xoxp-real"),
+            ("http://10.0.0.5:8080/api/", Archive.tokenPrefix + "abc"),
+        ] {
+            let client = try SlackWebClient(baseURL: url, token: token)
+            Task { await client.shutdown() }
+        }
     }
 
     @Test func aTokenInAFileOthersCanReadIsRefused() throws {

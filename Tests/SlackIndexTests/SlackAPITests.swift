@@ -273,6 +273,11 @@ import Testing
         }
         #expect(oldest.map(SampleOracle.micros) == Array(micros.reversed().prefix(3)))
         try await f.fails("search.messages", [:], token: f.admin, with: "no_query")
+        // Slack's page cap; a huge page once overflowed page × count.
+        for page in ["101", "9223372036854775807"] {
+            try await f.fails(
+                "search.messages", ["query": "the", "page": page], token: f.admin, with: "invalid_arguments")
+        }
         let nobody = try await f.ok("search.messages", ["query": "\(word) from:@nobody-at-all"])
         #expect((nobody["messages"] as? [String: Any])?["total"] as? Int == 0)
     }

@@ -37,7 +37,7 @@ extension Importer {
             let bytes = try JSONSerialization.data(withJSONObject: messages, options: [.sortedKeys])
             _ = try applyPage(
                 [UInt8](bytes), source: "search.messages", into: conversation, preparer: &preparer, summary: &summary,
-                recordSpan: false)
+                recordSpan: false, extraFlags: .savedFromSearch)
         }
         return summary.messagesAdded
     }

@@ -38,6 +38,9 @@ public struct MessageFlags: OptionSet, Sendable {
     /// A reply also shown in the channel.
     public static let broadcast = MessageFlags(rawValue: 64)
     public static let threadParent = MessageFlags(rawValue: 128)
+    /// Stored from a remote search hit (`--save-remote`), not from an export or sync: a partial message that says
+    /// nothing about the history around it. A sync or import of the same message replaces it and clears this.
+    public static let savedFromSearch = MessageFlags(rawValue: 256)
 }
 
 /// What an upsert did to one message.

@@ -158,7 +158,7 @@ extension Importer {
     /// - Throws: `ImportError.malformedJSON` naming `source` when the bytes are not a page.
     func applyPage(
         _ bytes: [UInt8], source: String, into conversation: Conversation, preparer: inout MessagePreparer,
-        summary: inout ImportSummary, recordSpan: Bool = true,
+        summary: inout ImportSummary, recordSpan: Bool = true, extraFlags: MessageFlags = [],
         alsoWrite: ((Database, PageOutcome) throws -> Void)? = nil
     ) throws -> PageOutcome {
         let page = bytes.withUnsafeBytes { JSONSlicer($0) }
@@ -227,7 +227,9 @@ extension Importer {
             }
             let raw = JSONSlicer.text(of: range, in: page.bytes, removing: "user_profile")
             switch preparer.prepare(record, raw: raw, conversationRowID: conversation.rowID) {
-            case .success(let message): prepared.append(message)
+            case .success(var message):
+                message.flags |= extraFlags.rawValue
+                prepared.append(message)
             case .failure(let rejection): summary.skipMessage(rejection.rawValue)
             }
         }

@@ -2,6 +2,8 @@
 public enum RemoteError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The base URL is not an http(s) URL.
     case badURL(String)
+    /// Plain http to another machine with a Slack token.
+    case insecure(String)
     /// The API answered `{"ok": false, "error": …}`.
     case api(method: String, error: String)
     /// HTTP 429 with a `Retry-After` longer than the caller is willing to wait.
@@ -13,6 +15,8 @@ public enum RemoteError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
+        case .insecure(let url):
+            "Refusing to send a Slack token over plain http to \(url): use https, or a loopback address."
         case .badURL(let url):
             "'\(url)' is not an http(s) URL of a Slack-compatible Web API; use e.g. https://slack.com/api/."
         case .api(let method, let error):

@@ -68,6 +68,12 @@ public final class SlackWebClient: Sendable {
         guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
             url.host != nil
         else { throw RemoteError.badURL(baseURL) }
+        let host = url.host?.lowercased() ?? ""
+        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        // Tokens made by `slackindex token create` open one archive only, so plain http on a LAN is tolerable.
+        if scheme == "http", !loopback, !token.hasPrefix(Archive.tokenPrefix) {
+            throw RemoteError.insecure(baseURL)
+        }
         self.baseURL = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
         self.token = token
         self.policy = policy
@@ -78,6 +84,7 @@ public final class SlackWebClient: Sendable {
 
     /// Slack's own Web API.
     public static let slackAPI = "https://slack.com/api/"
+
 
     /// Releases the connection pool.
     public func shutdown() async {

@@ -38,7 +38,8 @@ public enum ResultMerger {
                 continue
             }
             var copy = hit
-            copy.source = .remote
+            // `.both` stays: the remote found a message the archive holds but local ranking left out.
+            if copy.source != .both { copy.source = .remote }
             merged[key] = (copy, score)
             order.append(key)
         }

@@ -15,6 +15,9 @@ public struct MergedSearchResults: Sendable {
     public var remoteCount: Int
     /// Remote hits stored in the archive (`saveRemote`).
     public var saved: Int
+    /// How long the local search took (it runs while the remote request is in flight; when it alone outlasts the
+    /// deadline, the answer comes when it is done).
+    public var localDuration: Duration = .zero
 }
 
 extension SearchEngine {
@@ -39,6 +42,7 @@ extension SearchEngine {
         // Remote request and deadline timer are child tasks (they inherit the caller's executor preference); the
         // local search runs meanwhile in this task. The first of answer and deadline wins; the other is cancelled.
         var local: Result<SearchResults, any Error> = .failure(CancellationError())
+        var localDuration = Duration.zero
         let outcome = await withTaskGroup(of: RemoteOutcome?.self) { group -> RemoteOutcome in
             group.addTask {
                 do {
@@ -55,7 +59,9 @@ extension SearchEngine {
                     return nil
                 }
             }
+            let localStart = ContinuousClock.now
             local = Result { try self.search(query, text: text, options: options) }
+            localDuration = ContinuousClock.now - localStart
             var first = RemoteOutcome.timedOut
             while let next = await group.next() {
                 if let next {
@@ -116,7 +122,7 @@ extension SearchEngine {
         let merged = ResultMerger.merge(local: localHits, remote: remoteHits, sort: options.sort, limit: options.limit)
         return MergedSearchResults(
             hits: merged, notes: notes, partial: problem != nil, remoteProblem: problem, localCount: localHits.count,
-            remoteCount: remoteHits.count, saved: saved)
+            remoteCount: remoteHits.count, saved: saved, localDuration: localDuration)
     }
 
     enum RemoteOutcome: Sendable {

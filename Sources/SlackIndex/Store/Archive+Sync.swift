@@ -39,25 +39,26 @@ extension Archive {
         }
     }
 
-    /// Where an incremental history fetch starts: the point a finished sync reached, else the newest message that
-    /// `conversations.history` would list (top-level or broadcast) the archive holds; nil when it holds none.
-    /// - Complexity: O(log n) on the history index.
+    /// Where an incremental history fetch starts: the point a finished sync reached; before any, the newest
+    /// top-level message the archive holds (from an export or pages), ignoring thread broadcasts (they also arrive
+    /// through `conversations.replies`) and messages saved from remote search: neither says that the history
+    /// before them is complete. Nil when there is none.
+    /// - Complexity: O(1) with a finished sync; else O(log n) on the history index plus the skipped rows.
     func syncCheckpoint(conversationRowID: Int64) throws -> String? {
         try pool.read { db in
-            let synced = try String.fetchOne(
+            if let synced = try String.fetchOne(
                 db, sql: "SELECT synced_ts FROM sync_state WHERE conversation_id = ?", arguments: [conversationRowID])
-            let newest = try Row.fetchOne(
+            {
+                return synced
+            }
+            return try String.fetchOne(
                 db,
                 sql: """
-                    SELECT ts, ts_key FROM message
+                    SELECT ts FROM message
                     WHERE conversation_id = ? AND (flags & 96) != 0 AND is_deleted = 0
+                        AND (flags & 32) != 0 AND (flags & \(MessageFlags.savedFromSearch.rawValue)) = 0
                     ORDER BY ts_key DESC LIMIT 1
                     """, arguments: [conversationRowID])
-            let newestTS: String? = newest?[0]
-            guard let synced else { return newestTS }
-            guard let newestTS, let a = SlackTimestamp.parseKey(synced), let b = SlackTimestamp.parseKey(newestTS)
-            else { return synced }
-            return b > a ? newestTS : synced
         }
     }
 

@@ -17,12 +17,22 @@ public struct Config: Sendable, Decodable, Equatable {
     public var api: String?
     /// The Web API base URL whose `search.messages` `search` merges with local results.
     public var remote: String?
+    /// The token for `remote` when it is not Slack (e.g. another archive's `serve`).
+    public var remoteToken: String?
 
-    public init(me: String? = nil, token: String? = nil, api: String? = nil, remote: String? = nil) {
+    private enum CodingKeys: String, CodingKey {
+        case me, token, api, remote
+        case remoteToken = "remote_token"
+    }
+
+    public init(
+        me: String? = nil, token: String? = nil, api: String? = nil, remote: String? = nil, remoteToken: String? = nil
+    ) {
         self.me = me
         self.token = token
         self.api = api
         self.remote = remote
+        self.remoteToken = remoteToken
     }
 
     /// Where the config file is for this environment.
@@ -47,7 +57,7 @@ public struct Config: Sendable, Decodable, Equatable {
         } catch {
             throw ConfigError.malformed(path: path)
         }
-        if config.token != nil {
+        if config.token != nil || config.remoteToken != nil {
             let attributes = try? FileManager.default.attributesOfItem(atPath: path)
             let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue ?? 0o777
             if mode & 0o077 != 0 { throw ConfigError.tokenReadableByOthers(path: path, mode: mode) }
@@ -63,6 +73,20 @@ public struct Config: Sendable, Decodable, Equatable {
         if let token = try load(environment: environment).token, !token.isEmpty { return token }
         throw ConfigError.noToken(path: path(environment: environment))
     }
+
+    /// The token for a remote search service: `SLACKINDEX_REMOTE_TOKEN`, else the config file's `remote_token`;
+    /// for Slack itself (`*.slack.com`) also the sync token. Your Slack token is never sent to another service.
+    ///
+    /// - Throws: `ConfigError.noRemoteToken` when none applies, or what ``load(environment:)`` throws.
+    public static func remoteToken(
+        for url: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> String {
+        if let token = environment["SLACKINDEX_REMOTE_TOKEN"], !token.isEmpty { return token }
+        if let token = try load(environment: environment).remoteToken, !token.isEmpty { return token }
+        let host = URL(string: url)?.host?.lowercased() ?? ""
+        if host == "slack.com" || host.hasSuffix(".slack.com") { return try token(environment: environment) }
+        throw ConfigError.noRemoteToken(url: url, path: path(environment: environment))
+    }
 }
 
 /// A config file problem; `description` is what the user sees.
@@ -70,6 +94,7 @@ public enum ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     case malformed(path: String)
     case tokenReadableByOthers(path: String, mode: Int)
     case noToken(path: String)
+    case noRemoteToken(url: String, path: String)
 
     public var description: String {
         switch self {
@@ -80,6 +105,10 @@ public enum ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
                 + "Run 'chmod 600 \(path)', or pass the token in SLACK_TOKEN instead."
         case .noToken(let path):
             "No Slack token: set SLACK_TOKEN, or put {\"token\": \"xoxp-…\"} in \(path) (chmod 600)."
+        case .noRemoteToken(let url, let path):
+            "No token for the remote \(url): set SLACKINDEX_REMOTE_TOKEN (for another archive, one made there with "
+                + "'slackindex token create'), or put {\"remote_token\": \"…\"} in \(path) (chmod 600). "
+                + "Your Slack token is only ever sent to slack.com."
         }
     }
 }

@@ -19,7 +19,7 @@ public final class Synchronizer: Sendable {
         public var pageSize = 200
         /// Only these conversations (ids or names); nil for all the token sees.
         public var conversations: [String]?
-        /// Fetch replies of threads with new activity.
+        /// Fetch replies of threads with new activity (when off, they stay queued for a later run).
         public var threads = true
         /// Ignore the checkpoint and fetch whole histories (still idempotent).
         public var full = false
@@ -159,12 +159,19 @@ public final class Synchronizer: Sendable {
         if options.threads {
             let byRowID = Dictionary(
                 try archive.conversations().map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
-            let queued = try archive.syncThreads()
+            let selectedRowIDs = Set(conversations.map(\.rowID))
+            let queued = try archive.syncThreads().filter { selectedRowIDs.contains($0.conversationRowID) }
             state.threadsTotal = queued.count
             var touched = Set<Int64>()
             for thread in queued {
                 report("threads", state)
-                guard let conversation = byRowID[thread.conversationRowID] else { continue }
+                guard let conversation = byRowID[thread.conversationRowID] else {
+                    try archive.write { db in
+                        try Archive.advanceSyncThread(
+                            conversationRowID: thread.conversationRowID, threadTS: thread.threadTS, cursor: nil, in: db)
+                    }
+                    continue
+                }
                 try await syncReplies(
                     thread, in: conversation, importer: importer, preparer: &preparer, summary: &summary,
                     state: &state)
@@ -244,12 +251,12 @@ public final class Synchronizer: Sendable {
                 next.topTS = Self.newer(next.topTS, outcome.newestTS)
                 next.lowTS = Self.older(next.lowTS, outcome.oldestTS)
                 next.cursor = outcome.cursor
-                if self.options.threads {
-                    for thread in outcome.threads {
-                        try Archive.queueSyncThread(
-                            conversationRowID: conversation.rowID, threadTS: thread.ts, latestReply: thread.latestReply,
-                            in: db)
-                    }
+                // Always queued, even with `threads` off: the checkpoint moves past these parents, so a later
+                // run only finds them in the queue.
+                for thread in outcome.threads {
+                    try Archive.queueSyncThread(
+                        conversationRowID: conversation.rowID, threadTS: thread.ts, latestReply: thread.latestReply,
+                        in: db)
                 }
                 if outcome.cursor == nil || outcome.messages == 0 {
                     try Archive.finishSyncRun(conversationRowID: conversation.rowID, topTS: next.topTS, in: db)

@@ -145,15 +145,47 @@ struct ZipWriter {
     }
 }
 
-/// Runs tasks on Dispatch threads instead of the cooperative pool, which parallel tests keep busy with blocking
-/// SQLite work: timing tests (deadlines) run their tasks here so they measure the code, not the pool's backlog.
-final class DispatchTaskExecutor: TaskExecutor {
+/// Runs tasks on one thread of its own instead of the cooperative pool (and Dispatch's width-limited queues),
+/// which parallel tests keep busy with blocking SQLite work: timing tests (deadlines) run their tasks here so they
+/// measure the code, not the pools' backlog.
+///
+/// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
+final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = DispatchTaskExecutor()
-    private let queue = DispatchQueue(label: "slackindex.tests.executor", attributes: .concurrent)
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "slackindex-tests-executor"
+        thread.start()
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+extension TestSupport {
+    /// How late a `Task.sleep(for: duration)` on the calling executor wakes up right now: the machine's own share
+    /// of a deadline overrun. Run it alongside the code under test (`async let`) so it sees the same load.
+    static func timerLateness(_ duration: Duration) async -> Duration {
+        let started = ContinuousClock.now
+        try? await Task.sleep(for: duration)
+        return max(.zero, (ContinuousClock.now - started) - duration)
     }
 }
