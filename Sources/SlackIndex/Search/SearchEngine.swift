@@ -227,10 +227,23 @@ public struct SearchEngine: Sendable {
         }
         if !inConversations.isEmpty { resolved.inConversations = inConversations }
         if let allowed = options.allowedConversations {
-            let kept = inConversations.isEmpty ? allowed.sorted() : inConversations.filter(allowed.contains)
-            if kept.isEmpty { return nil }
-            resolved.inConversations = kept
-            resolved.notInConversations.removeAll { !allowed.contains($0) }
+            if !inConversations.isEmpty {
+                let kept = inConversations.filter(allowed.contains)
+                if kept.isEmpty { return nil }
+                resolved.inConversations = kept
+            } else {
+                // The shorter list: usually the few conversations hidden from a token (NOT IN), not the many it
+                // sees; none at all when it sees everything, so such a search runs exactly as an admin's.
+                let all = Set(try archive.conversations().map(\.rowID))
+                let hidden = all.subtracting(allowed)
+                let visible = all.intersection(allowed)
+                if visible.isEmpty { return nil }
+                if hidden.count <= visible.count {
+                    resolved.notInConversations = Array(Set(resolved.notInConversations).union(hidden)).sorted()
+                } else {
+                    resolved.inConversations = visible.sorted()
+                }
+            }
         }
         if !fromUsers.isEmpty { resolved.fromUsers = fromUsers }
         return resolved
