@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import SlackIndex
 
 /// What the API server needs besides the archive.
@@ -84,6 +85,19 @@ public final class SlackAPI: Sendable {
             return SlackAPI.success([("args", args)])
         }
         guard let presented else { return SlackAPI.failure("not_authed") }
+        // The archive's reads block (SQLite): run them on NIO's thread pool, not the cooperative pool that the
+        // server's own tasks (parsing, rate limits, other requests) need.
+        do {
+            return try await NIOThreadPool.singleton.runIfActive {
+                self.answer(method, parameters: parameters, presented: presented)
+            }
+        } catch {
+            return SlackAPI.failure("internal_error")
+        }
+    }
+
+    /// The method's answer, from the archive (blocking).
+    private func answer(_ method: String, parameters: [String: String], presented: String) -> SlackAPIResponse {
         do {
             guard let token = try archive.verifyToken(presented) else { return SlackAPI.failure("invalid_auth") }
             let request = APIRequest(parameters: parameters, token: token)
