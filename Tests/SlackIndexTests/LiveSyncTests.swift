@@ -17,7 +17,12 @@ final class FaultInjector: RouterMiddleware, Sendable {
         case serverError
         case dropConnection
         case garbage
+        /// `{"ok": false, "error": code}` with HTTP 200, as Slack reports API errors.
+        case apiError(String)
     }
+
+    /// Decides a fault from the request (number, method, query string) when `plan` and `always` have none.
+    let rule: (@Sendable (Int, String, String) -> Fault?)?
 
     /// Faults by request number (1-based, over all methods).
     let plan: [Int: Fault]
@@ -32,8 +37,9 @@ final class FaultInjector: RouterMiddleware, Sendable {
 
     init(
         plan: [Int: Fault] = [:], always: Fault? = nil, delay: Duration = .zero,
-        onRequest: (@Sendable (Int) -> Void)? = nil
+        rule: (@Sendable (Int, String, String) -> Fault?)? = nil, onRequest: (@Sendable (Int) -> Void)? = nil
     ) {
+        self.rule = rule
         self.plan = plan
         self.always = always
         self.delay = delay
@@ -54,7 +60,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
         }
         onRequest?(number)
         if delay > .zero { try await Task.sleep(for: delay) }
-        switch plan[number] ?? always {
+        switch plan[number] ?? always ?? rule?(number, method, request.uri.query ?? "") {
         case .rateLimit(let seconds):
             return Response(
                 status: .tooManyRequests, headers: [.retryAfter: String(seconds)],
@@ -69,6 +75,9 @@ final class FaultInjector: RouterMiddleware, Sendable {
                     try await writer.write(ByteBuffer(string: #"{"ok":true,"messages":["#))
                     throw CancellationError()
                 })
+        case .apiError(let code):
+            return Response(
+                status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":false,"error":"\#(code)"}"#)))
         case .garbage:
             return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "<html>gateway</html>")))
         case nil:
@@ -232,9 +241,9 @@ final class FaultInjector: RouterMiddleware, Sendable {
 
         let target = try TestSupport.makeArchive()
         let victim = Mutex<Task<Synchronizer.Summary, any Error>?>(nil)
-        let faults = FaultInjector { number in
+        let faults = FaultInjector(onRequest: { number in
             if number == stopAt { victim.withLock { $0?.cancel() } }
-        }
+        })
         let server = try await Self.start(source, middleware: [faults])
         let task = Task { try await Self.sync(target, from: server, token: token) }
         victim.withLock { $0 = task }
@@ -276,5 +285,34 @@ final class FaultInjector: RouterMiddleware, Sendable {
         #expect(try Importer(archive: archive).storeRemoteHits([hit]) == 1)
         // Messages between the export and the saved hit are still to fetch.
         #expect(try archive.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
+    }
+
+    @Test func aRefusedCursorOnResumeContinuesBelowWhatIsStored() async throws {
+        let (source, token) = try Self.source()
+        let target = try TestSupport.makeArchive()
+        // Stop during the first large conversation's history, with a cursor saved.
+        let victim = Mutex<Task<Synchronizer.Summary, any Error>?>(nil)
+        let stopper = FaultInjector(onRequest: { number in if number == 8 { victim.withLock { $0?.cancel() } } })
+        let first = try await Self.start(source, middleware: [stopper])
+        let task = Task { try await Self.sync(target, from: first, token: token, pageSize: 20) }
+        victim.withLock { $0 = task }
+        _ = try? await task.value
+        await first.stop()
+        let stopped = try target.conversations().filter { try target.syncRun(conversationRowID: $0.rowID) != nil }
+        try #require(stopped.count == 1)
+        let saved = try target.syncRun(conversationRowID: stopped[0].rowID)
+        try #require(saved?.cursor != nil)
+
+        // The server no longer accepts that cursor (cursors expire): the run goes on with `latest` = its low ts.
+        let refusing = FaultInjector(rule: { _, method, query in
+            method == "conversations.history" && query.contains("cursor=") && !query.contains("latest=")
+                ? .apiError("invalid_cursor") : nil
+        })
+        let second = try await Self.start(source, middleware: [refusing])
+        let resumed = try await Self.sync(target, from: second, token: token, pageSize: 20)
+        await second.stop()
+        #expect(resumed.resumed == 1)
+        #expect(resumed.historyRefetched == 0)
+        try Self.expectSameMessages(target, source)
     }
 }
