@@ -110,7 +110,7 @@ struct FakeRemoteSearch: RemoteSearch {
 
     @Test func remoteAndLocalMergeWithProvenance() async throws {
         let archive = try Self.archive()
-        let results = try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+        let results = try await withTaskExecutorPreference(ThreadTaskExecutor.shared) {
             try await SearchEngine(archive: archive).search(
                 "deploy", options: SearchOptions(),
                 remote: FakeRemoteSearch(behaviour: .answer(Self.remotePage, after: .milliseconds(10))),
@@ -133,7 +133,7 @@ struct FakeRemoteSearch: RemoteSearch {
     ])
     func slowOrFailingRemoteGivesLocalResultsInTime(_ behaviour: FakeRemoteSearch.Behaviour) async throws {
         let archive = try Self.archive()
-        let (results, elapsed, lateness) = try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+        let (results, elapsed, lateness) = try await withTaskExecutorPreference(ThreadTaskExecutor.shared) {
             async let lateness = TestSupport.timerLateness(.milliseconds(300))
             let started = ContinuousClock.now
             let results = try await SearchEngine(archive: archive).search(
@@ -155,7 +155,7 @@ struct FakeRemoteSearch: RemoteSearch {
         let archive = try Self.archive()
         let engine = SearchEngine(archive: archive)
         let remote = FakeRemoteSearch(behaviour: .answer(Self.remotePage, after: .zero))
-        let first = try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+        let first = try await withTaskExecutorPreference(ThreadTaskExecutor.shared) {
             try await engine.search(
                 "deploy", options: SearchOptions(), remote: remote, deadline: .seconds(10), saveRemote: true)
         }
@@ -164,7 +164,7 @@ struct FakeRemoteSearch: RemoteSearch {
         let offline = try engine.search("remote")
         #expect(offline.hits.map(\.message.ts) == ["1700000200.000100"])
         #expect(offline.hits.first?.message.conversationID == "C9")
-        let second = try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+        let second = try await withTaskExecutorPreference(ThreadTaskExecutor.shared) {
             try await engine.search(
                 "deploy", options: SearchOptions(), remote: remote, deadline: .seconds(10), saveRemote: true)
         }

@@ -32,7 +32,7 @@ import Testing
         defer { Task { await client.shutdown() } }
         var options = SearchOptions()
         options.limit = 50
-        return try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+        return try await withTaskExecutorPreference(ThreadTaskExecutor.shared) {
             async let lateness = TestSupport.timerLateness(deadline)
             let started = ContinuousClock.now
             let results = try await SearchEngine(archive: b).search(

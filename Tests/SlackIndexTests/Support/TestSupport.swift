@@ -150,8 +150,8 @@ struct ZipWriter {
 /// measure the code, not the pools' backlog.
 ///
 /// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
-final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = DispatchTaskExecutor()
+final class ThreadTaskExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = ThreadTaskExecutor()
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
 
