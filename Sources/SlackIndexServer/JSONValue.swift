@@ -2,6 +2,8 @@
 ///
 /// The API answers with messages exactly as the archive stores them (`message.raw`): `.raw` embeds that text
 /// without decoding and re-encoding it, so a client gets the bytes Slack gave. Keys keep their written order.
+import SlackIndex
+
 enum JSONValue: Sendable {
     case null
     case bool(Bool)
@@ -33,7 +35,7 @@ enum JSONValue: Sendable {
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .double(let value): out += value.isFinite ? String(value) : "0"
-        case .string(let value): JSONValue.writeString(value, into: &out)
+        case .string(let value): JSONText.appendQuoted(value, to: &out)
         case .raw(let text): out += text
         case .array(let values):
             out += "["
@@ -46,32 +48,11 @@ enum JSONValue: Sendable {
             out += "{"
             for (index, (key, value)) in members.enumerated() {
                 if index > 0 { out += "," }
-                JSONValue.writeString(key, into: &out)
+                JSONText.appendQuoted(key, to: &out)
                 out += ":"
                 value.write(into: &out)
             }
             out += "}"
         }
-    }
-
-    private static func writeString(_ string: String, into out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
     }
 }

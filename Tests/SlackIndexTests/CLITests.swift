@@ -20,8 +20,15 @@ import Testing
     }()
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        try run(executable: try #require(binary, "build the slackindex executable first"), arguments, environment: environment)
+    }
+
+    /// Starts `executable` with the test's environment plus `environment`, stdout and stderr piped.
+    static func launch(
+        executable: URL, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (Process, out: Pipe, err: Pipe) {
         let process = Process()
-        process.executableURL = try #require(binary, "build the slackindex executable first")
+        process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
@@ -31,6 +38,12 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        return (process, out, err)
+    }
+
+    /// Runs `executable` to the end (blocking).
+    static func run(executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        let (process, out, err) = try launch(executable: executable, arguments, environment: environment)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -12,21 +12,13 @@ import Testing
 @Suite(.serialized) struct RemoteCLITests {
     /// Starts the binary; waits without blocking a thread the in-process server needs.
     static func start(_ arguments: [String], token: String) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = try #require(CLITests.binary, "build the slackindex executable first")
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
         let home = TestSupport.temporaryDirectory().path
-        environment["HOME"] = home
-        environment["XDG_CONFIG_HOME"] = home + "/config"
-        environment["SLACK_TOKEN"] = token
-        environment["SLACKINDEX_REMOTE_TOKEN"] = token
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
+        let environment = [
+            "HOME": home, "XDG_CONFIG_HOME": home + "/config", "SLACK_TOKEN": token, "SLACKINDEX_REMOTE_TOKEN": token,
+        ]
+        let (process, out, err) = try CLITests.launch(
+            executable: try #require(CLITests.binary, "build the slackindex executable first"), arguments,
+            environment: environment)
         return (process, out, err)
     }
 

@@ -33,14 +33,9 @@ import Testing
 
     /// Starts `slackindex serve --listen 127.0.0.1:0` and reads the one line it prints once listening.
     static func serve(db: String, extra: [String] = []) throws -> Server {
-        let process = Process()
-        process.executableURL = try #require(CLITests.binary, "build the slackindex executable first")
-        process.arguments = ["--db", db, "serve", "--listen", "127.0.0.1:0"] + extra
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
+        let (process, out, err) = try CLITests.launch(
+            executable: try #require(CLITests.binary, "build the slackindex executable first"),
+            ["--db", db, "serve", "--listen", "127.0.0.1:0"] + extra)
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = out.fileHandleForReading.availableData
@@ -142,20 +137,7 @@ import Testing
     static let required = ProcessInfo.processInfo.environment["SLACKINDEX_REQUIRE_SLACK_SDK"] == "1"
 
     static func python(_ arguments: [String]) throws -> CLITests.Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLITests.Run(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        try CLITests.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments)
     }
 
     static let available: Bool = (try? python(["-c", "import slack_sdk"]).status) == 0

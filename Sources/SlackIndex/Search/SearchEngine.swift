@@ -234,7 +234,7 @@ public struct SearchEngine: Sendable {
             } else {
                 // The shorter list: usually the few conversations hidden from a token (NOT IN), not the many it
                 // sees; none at all when it sees everything, so such a search runs exactly as an admin's.
-                let all = Set(try archive.conversations().map(\.rowID))
+                let all = try archive.conversationRowIDs()
                 let hidden = all.subtracting(allowed)
                 let visible = all.intersection(allowed)
                 if visible.isEmpty { return nil }

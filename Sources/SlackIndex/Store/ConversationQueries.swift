@@ -33,6 +33,12 @@ extension Archive {
             reference, candidates: rows.map { "\(conversation($0).displayName) (\($0[1] as String))" })
     }
 
+    /// The row id of every conversation (no rows decoded).
+    /// - Complexity: O(c) over the primary key.
+    public func conversationRowIDs() throws -> Set<Int64> {
+        try pool.read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM conversation")) }
+    }
+
     /// Every conversation, by kind then name.
     public func conversations() throws -> [Conversation] {
         try pool.read { db in

@@ -206,21 +206,7 @@ struct MessageWriter {
         var out = "["
         for (index, string) in strings.enumerated() {
             if index > 0 { out += "," }
-            out += "\""
-            for scalar in string.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                default:
-                    if scalar.value < 0x20 {
-                        out += String(format: "\\u%04x", scalar.value)
-                    } else {
-                        out.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-            out += "\""
+            JSONText.appendQuoted(string, to: &out)
         }
         return out + "]"
     }
