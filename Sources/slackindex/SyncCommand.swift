@@ -39,7 +39,7 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Messages per request.", valueName: "n"))
     var pageSize = 200
 
-    @Flag(help: "Do not fetch thread replies.")
+    @Flag(help: "Do not fetch thread replies now; their threads stay queued for the next sync.")
     var noThreads = false
 
     @Flag(help: "Fetch whole histories again, ignoring where the last sync stopped (still adds nothing twice).")
