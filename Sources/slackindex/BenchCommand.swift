@@ -46,6 +46,7 @@ struct BenchCommand: ParsableCommand {
             Output.line(String(format: "    normalise     %.1f s", result.phases.normalise))
             Output.line(String(format: "    write         %.1f s", result.phases.write))
             Output.line(String(format: "    index (FTS)   %.1f s", result.phases.index))
+            Output.line(String(format: "    checkpoint    %.1f s (waiting for the checkpoint thread)", result.phases.checkpoint))
         }
     }
 

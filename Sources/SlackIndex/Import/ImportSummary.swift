@@ -101,6 +101,8 @@ public struct ImportPhases: Sendable, Codable, Equatable {
     public var write: Double = 0
     /// Adding messages to the full-text index (part of the writer thread's time, not in `write`).
     public var index: Double = 0
+    /// Waiting for the WAL to be copied into the database file (part of the writer thread's time).
+    public var checkpoint: Double = 0
 
     public init() {}
 
@@ -110,6 +112,7 @@ public struct ImportPhases: Sendable, Codable, Equatable {
         normalise += other.normalise
         write += other.write
         index += other.index
+        checkpoint += other.checkpoint
     }
 }
 

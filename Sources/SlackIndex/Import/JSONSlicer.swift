@@ -17,67 +17,82 @@ struct JSONSlicer {
     ///
     /// - Complexity: O(n) in the input's length.
     init(_ input: UnsafeRawBufferPointer) {
-        var out = [UInt8]()
-        out.reserveCapacity(input.count)
         var elements: [Range<Int>] = []
         var depth = 0
         var inString = false
-        var escaped = false
         var elementStart = -1
         var sawFirst = false
         var isArray = false
-        var i = 0
         let n = input.count
-        // Skip a UTF-8 byte order mark.
-        if n >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { i = 3 }
-        while i < n {
-            let byte = input[i]
-            i += 1
-            if inString {
-                out.append(byte)
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
+        // Written through a pointer and whole string runs copied at once: appending byte by byte measured
+        // ~500 MB/s, a fifth of the reader thread's time on the 1M-message import.
+        let out = [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
+            guard n > 0, let src = input.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                let dst = buffer.baseAddress
+            else {
+                count = 0
+                return
             }
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
-                continue
-            case UInt8(ascii: "\""):
-                if depth == 1 && isArray && elementStart < 0 { elementStart = out.count }
-                inString = true
-                out.append(byte)
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                if !sawFirst {
-                    sawFirst = true
-                    isArray = byte == UInt8(ascii: "[")
-                } else if depth == 1 && isArray && elementStart < 0 {
-                    elementStart = out.count
+            var o = 0
+            var i = 0
+            // Skip a UTF-8 byte order mark.
+            if n >= 3, src[0] == 0xEF, src[1] == 0xBB, src[2] == 0xBF { i = 3 }
+            while i < n {
+                if inString {
+                    // Copy up to and including the closing quote, stepping over escaped characters.
+                    let runStart = i
+                    while i < n {
+                        let byte = src[i]
+                        if byte == UInt8(ascii: "\\") {
+                            i += 2
+                        } else {
+                            i += 1
+                            if byte == UInt8(ascii: "\"") {
+                                inString = false
+                                break
+                            }
+                        }
+                    }
+                    i = min(i, n)
+                    (dst + o).update(from: src + runStart, count: i - runStart)
+                    o += i - runStart
+                    continue
                 }
-                depth += 1
-                out.append(byte)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                if depth == 1 && isArray && elementStart >= 0 {
-                    elements.append(elementStart..<out.count)
-                    elementStart = -1
+                let byte = src[i]
+                i += 1
+                switch byte {
+                case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                    continue
+                case UInt8(ascii: "\""):
+                    if depth == 1 && isArray && elementStart < 0 { elementStart = o }
+                    inString = true
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    if !sawFirst {
+                        sawFirst = true
+                        isArray = byte == UInt8(ascii: "[")
+                    } else if depth == 1 && isArray && elementStart < 0 {
+                        elementStart = o
+                    }
+                    depth += 1
+                case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                    if depth == 1 && isArray && elementStart >= 0 {
+                        elements.append(elementStart..<o)
+                        elementStart = -1
+                    }
+                    depth -= 1
+                case UInt8(ascii: ","):
+                    if depth == 1 && isArray && elementStart >= 0 {
+                        elements.append(elementStart..<o)
+                        elementStart = -1
+                    }
+                default:
+                    if !sawFirst { sawFirst = true }
+                    if depth == 1 && isArray && elementStart < 0 { elementStart = o }
                 }
-                depth -= 1
-                out.append(byte)
-            case UInt8(ascii: ","):
-                if depth == 1 && isArray && elementStart >= 0 {
-                    elements.append(elementStart..<out.count)
-                    elementStart = -1
-                }
-                out.append(byte)
-            default:
-                if !sawFirst { sawFirst = true }
-                if depth == 1 && isArray && elementStart < 0 { elementStart = out.count }
-                out.append(byte)
+                dst[o] = byte
+                o += 1
             }
+            count = o
         }
         self.bytes = out
         self.elements = elements

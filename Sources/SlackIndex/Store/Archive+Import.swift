@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The writes an import makes besides messages: workspace, users, conversations, placeholders, deletions.
 extension Archive {
@@ -352,5 +353,37 @@ extension Archive {
                     newestTS: SlackTimestamp(key: row[3]).string, olderTS: older.map { SlackTimestamp(key: $0).string })
             }
         }
+    }
+}
+
+/// Bulk imports checkpoint the WAL themselves, between two of their transactions: this tracks the WAL's length.
+///
+/// A WAL hook replaces SQLite's automatic checkpoint on the connection while installed; `uninstall` hands the
+/// connection back to automatic checkpoints.
+final class WALLength {
+    private let frames = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+
+    init() { frames.initialize(to: 0) }
+    deinit { frames.deallocate() }
+
+    /// Frames in the WAL after the connection's last commit.
+    var current: Int32 { frames.pointee }
+
+    func install(on db: Database) {
+        sqlite3_wal_hook(
+            db.sqliteConnection,
+            { context, _, _, frameCount in
+                context?.assumingMemoryBound(to: Int32.self).pointee = frameCount
+                return SQLITE_OK
+            }, frames)
+    }
+
+    func uninstall(from db: Database, autocheckpointPages: Int = 1000) throws {
+        try db.execute(sql: "PRAGMA wal_autocheckpoint = \(autocheckpointPages)")
+    }
+
+    /// Copies committed frames into the database file without waiting for readers (PASSIVE).
+    func checkpoint(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
     }
 }

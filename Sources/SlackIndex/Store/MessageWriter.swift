@@ -71,13 +71,30 @@ struct MessageWriter {
         bind(s, 10, m.editedTS)
         sqlite3_bind_int64(s, 11, m.editedKey)
         sqlite3_bind_int64(s, 12, m.flags)
-        bind(s, 13, m.text)
-        bind(s, 14, m.searchText)
         bind(s, 15, m.searchExtra)
-        bind(s, 16, m.raw)
         sqlite3_bind_int64(s, 17, m.hash)
         sqlite3_bind_int64(s, 18, id)
-        try step(s)
+        // The three long strings (raw JSON, text, search text: ~830 bytes of a message's ~1.2 KB) are bound
+        // without SQLite copying them (SQLITE_STATIC), valid while the statement steps inside these closures.
+        var text = m.text
+        var searchText = m.searchText
+        var raw = m.raw
+        try text.withUTF8 { text in
+            try searchText.withUTF8 { searchText in
+                try raw.withUTF8 { raw in
+                    bindStatic(s, 13, text)
+                    bindStatic(s, 14, searchText)
+                    bindStatic(s, 16, raw)
+                    try step(s)
+                }
+            }
+        }
+    }
+
+    private func bindStatic(_ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        _ = bytes.withMemoryRebound(to: CChar.self) { chars in
+            sqlite3_bind_text(statement, index, chars.baseAddress ?? MessageWriter.empty, Int32(chars.count), nil)
+        }
     }
 
     private func insertIndex(id: Int64, _ text: String, _ extra: String) throws {
