@@ -135,3 +135,68 @@ import Testing
         }
     }
 }
+
+/// Reply counts after an export import: declared counts kept, missing or short ones raised to the replies archived.
+@Suite struct ReplyCountTests {
+    static func replyCounts(_ archive: Archive) throws -> [String: Int] {
+        try archive.pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT ts, reply_count, flags FROM message ORDER BY ts")
+            var result: [String: Int] = [:]
+            for row in rows where (row["flags"] as Int64) & MessageFlags.threadParent.rawValue != 0 {
+                result[row["ts"]] = row["reply_count"]
+            }
+            return result
+        }
+    }
+
+    @Test func parentsWithoutOrWithShortCountsAreRecountedOthersKeepTheirs() throws {
+        // P1 declares nothing (old exports), P2 declares 1 but has 2 replies, P3 declares 5 (some replies not in
+        // the export), the reply to 1700000099.000001 has no parent in the export.
+        let day = """
+            [
+              {"type": "message", "user": "U1", "text": "p1", "ts": "1700000000.000001"},
+              {"type": "message", "user": "U1", "text": "p2", "ts": "1700000000.000002",
+               "thread_ts": "1700000000.000002", "reply_count": 1},
+              {"type": "message", "user": "U1", "text": "p3", "ts": "1700000000.000003",
+               "thread_ts": "1700000000.000003", "reply_count": 5},
+              {"type": "message", "user": "U1", "text": "r1a", "ts": "1700000001.000001", "thread_ts": "1700000000.000001"},
+              {"type": "message", "user": "U1", "text": "r1b", "ts": "1700000002.000001", "thread_ts": "1700000000.000001"},
+              {"type": "message", "user": "U1", "text": "r2a", "ts": "1700000001.000002", "thread_ts": "1700000000.000002"},
+              {"type": "message", "user": "U1", "text": "r2b", "ts": "1700000002.000002", "thread_ts": "1700000000.000002"},
+              {"type": "message", "user": "U1", "text": "r3a", "ts": "1700000001.000003", "thread_ts": "1700000000.000003"},
+              {"type": "message", "user": "U1", "text": "orphan", "ts": "1700000003.000001", "thread_ts": "1699999999.000001"}
+            ]
+            """
+        let export = try TestSupport.minimalExport(days: ["2023-11-14": day])
+        let archive = try TestSupport.makeArchive()
+        let summary = try Importer(archive: archive).importExport(at: export.path)
+        #expect(summary.messagesAdded == 9)
+        let counts = try Self.replyCounts(archive)
+        #expect(counts["1700000000.000001"] == 2)
+        #expect(counts["1700000000.000002"] == 2)
+        #expect(counts["1700000000.000003"] == 5)
+        // Importing again (the conversation now has messages: recounted whole) changes nothing.
+        let again = try Importer(archive: archive).importExport(at: export.path)
+        #expect(again.messagesUnchanged == 9)
+        #expect(try Self.replyCounts(archive) == counts)
+    }
+
+    @Test func checkListsOnlyThreadsThatNeedIt() {
+        func message(_ ts: Int64, thread: Int64?, replies: Int64 = 0, conversation: Int64 = 1) -> PreparedMessage {
+            PreparedMessage(
+                conversationRowID: conversation, ts: "\(ts)", tsKey: ts, userID: nil, username: nil, subtype: nil,
+                threadTS: nil, threadKey: thread, replyCount: replies, editedTS: nil, editedKey: 0, flags: 0, text: "",
+                searchText: "", searchExtra: "", raw: "{}", hash: 0, reactions: [], files: [])
+        }
+        var check = ReplyCountCheck()
+        check.note(message(10, thread: 10, replies: 1), .added)
+        check.note(message(11, thread: 10), .added)  // as declared
+        check.note(message(20, thread: 20, replies: 1), .added)
+        check.note(message(21, thread: 20), .added)
+        check.note(message(22, thread: 20), .added)  // one more than declared
+        check.note(message(22, thread: 20), .updated)  // a revision: not another reply
+        check.note(message(31, thread: 30), .added)  // parent not in this import
+        check.note(message(41, thread: 40, conversation: 2), .unchanged)  // already archived
+        #expect(check.threadsToRecount() == [1: [20, 30]])
+    }
+}

@@ -139,6 +139,7 @@ public final class Importer: Sendable {
                     purpose: nil, isArchived: false, members: []))
         }
         var names = NameDirectory()
+        var preexisting = Set<Int64>()
         try archive.write { db in
             let workspaceID = try Archive.upsertWorkspace(teamID: teamID, domain: nil, in: db)
             let (added, updated) = try Archive.upsertUsers(users, in: db)
@@ -153,6 +154,7 @@ public final class Importer: Sendable {
                 case .unchanged: summary.conversationsUnchanged += 1
                 }
             }
+            preexisting = try Archive.conversationsWithMessages(Set(folderToRowID.values), in: db)
             for user in try Archive.knownUsers(in: db) { names.addUser(user) }
             for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
         }
@@ -190,6 +192,7 @@ public final class Importer: Sendable {
         var domain: String?
         var writeError: (any Error)?
         let checkpointPages: Int32 = 16_000
+        var replyCounts = ReplyCountCheck()
         archive.pool.writeWithoutTransaction { db in
             var inTransaction = false
             var pending = 0
@@ -206,7 +209,9 @@ public final class Importer: Sendable {
                     summary.placeholderUsers += try Archive.insertPlaceholders(batch.placeholders, in: db)
                     var writer = try MessageWriter(db)
                     for message in batch.messages {
-                        switch try writer.upsert(message) {
+                        let outcome = try writer.upsert(message)
+                        replyCounts.note(message, outcome)
+                        switch outcome {
                         case .added: summary.messagesAdded += 1
                         case .updated: summary.messagesUpdated += 1
                         case .unchanged: summary.messagesUnchanged += 1
@@ -268,8 +273,12 @@ public final class Importer: Sendable {
         try archive.write { db in
             if let domain { _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }
             _ = try Archive.applyPendingEvents(in: db)
-            // Replies that arrived earlier through sync pages count for the parents this export brought.
-            for rowID in Set(folderToRowID.values) { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+            // Replies that arrived earlier through sync pages count for the parents this export brought; in
+            // conversations new to the archive, only threads whose replies outnumber their declared count.
+            for rowID in preexisting { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+            for (rowID, keys) in replyCounts.threadsToRecount() where !preexisting.contains(rowID) {
+                try Archive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
+            }
         }
         summary.dayFiles = files.count
         summary.bytes = totalBytes

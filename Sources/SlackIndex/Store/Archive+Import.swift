@@ -208,22 +208,45 @@ extension Archive {
     /// Brings thread parents' reply counts up to the replies the archive holds (a reply arriving through a sync
     /// page counts for its parent). Counts never go down: an export's own count may include replies not archived.
     static func refreshReplyCounts(conversationRowID: Int64, in db: Database) throws {
-        let replies = """
-            (SELECT count(*) FROM message r
-             WHERE r.conversation_id = p.conversation_id AND r.thread_key = p.ts_key AND r.id != p.id
-                AND r.is_deleted = 0)
-            """
         try db.execute(
             sql: """
                 UPDATE message AS p
-                SET reply_count = \(replies), flags = flags | \(MessageFlags.threadParent.rawValue)
+                SET reply_count = \(replyCountSQL), flags = flags | \(MessageFlags.threadParent.rawValue)
                 WHERE p.conversation_id = ?
                     AND p.ts_key IN (SELECT thread_key FROM message
                         WHERE conversation_id = ? AND thread_key IS NOT NULL AND thread_key != ts_key)
-                    AND p.reply_count < \(replies)
+                    AND p.reply_count < \(replyCountSQL)
                 """, arguments: [conversationRowID, conversationRowID])
     }
 
+    /// `refreshReplyCounts` for the given threads only.
+    ///
+    /// - Complexity: O(replies of these threads × log n).
+    static func refreshReplyCounts(conversationRowID: Int64, threadKeys: [Int64], in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                UPDATE message AS p
+                SET reply_count = \(replyCountSQL), flags = flags | \(MessageFlags.threadParent.rawValue)
+                WHERE p.conversation_id = ? AND p.ts_key = ? AND p.reply_count < \(replyCountSQL)
+                """)
+        for key in threadKeys {
+            statement.setUncheckedArguments([conversationRowID, key])
+            try statement.execute()
+        }
+    }
+
+    /// The replies of parent `p` that are not deleted.
+    private static let replyCountSQL = """
+        (SELECT count(*) FROM message r
+         WHERE r.conversation_id = p.conversation_id AND r.thread_key = p.ts_key AND r.id != p.id
+            AND r.is_deleted = 0)
+        """
+
+    /// The conversations among `rowIDs` that hold at least one message.
+    static func conversationsWithMessages(_ rowIDs: Set<Int64>, in db: Database) throws -> Set<Int64> {
+        let statement = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM message WHERE conversation_id = ?)")
+        return try Set(rowIDs.filter { try Bool.fetchOne(statement, arguments: [$0]) ?? false })
+    }
 
     /// Applies a `reaction_added` / `reaction_removed` event, or keeps it until its message arrives.
     ///
