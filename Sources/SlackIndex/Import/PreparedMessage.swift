@@ -19,8 +19,21 @@ public struct PreparedMessage: Sendable {
     public var searchExtra: String
     public var raw: String
     public var hash: Int64
-    public var reactions: [ReactionRecord]
+    public var reactions: [PreparedReaction]
     public var files: [FileRecord]
+}
+
+/// A reaction ready for the store: its users already as the JSON array stored (built on the reader thread).
+public struct PreparedReaction: Sendable {
+    public var name: String
+    public var count: Int64
+    public var usersJSON: String
+
+    public init(_ reaction: ReactionRecord) {
+        name = reaction.name
+        count = Int64(reaction.count)
+        usersJSON = JSONText.array(reaction.users)
+    }
 }
 
 /// Bits of `message.flags`.

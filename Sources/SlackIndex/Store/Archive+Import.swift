@@ -94,7 +94,7 @@ extension Archive {
     static func upsertConversation(
         _ c: ConversationInput, workspaceID: Int64?, in db: Database
     ) throws -> (rowID: Int64, outcome: UpsertOutcome) {
-        let members = MessageWriter.jsonArray(c.members)
+        let members = JSONText.array(c.members)
         if let row = try Row.fetchOne(
             db,
             sql: """
@@ -283,7 +283,7 @@ extension Archive {
         } else {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO reaction (message_id, name, count, users) VALUES (?, ?, ?, ?)",
-                arguments: [id, name, count, MessageWriter.jsonArray(users)])
+                arguments: [id, name, count, JSONText.array(users)])
         }
         let any = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM reaction WHERE message_id = ?)", arguments: [id])
         let bit = MessageFlags.hasReaction.rawValue

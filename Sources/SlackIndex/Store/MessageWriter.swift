@@ -13,6 +13,8 @@ struct MessageWriter {
     private(set) var indexSeconds: Double = 0
     private let insert: Statement
     private let ftsInsert: Statement
+    private let reactionInsert: Statement
+    private let fileInsert: Statement
 
     /// Prepares the hot statements once; make one writer per transaction (batch), not per message.
     ///
@@ -28,6 +30,14 @@ struct MessageWriter {
                 """)
         ftsInsert = try db.cachedStatement(
             sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, ?, ?)")
+        reactionInsert = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO reaction (message_id, name, count, users) VALUES (?, ?, ?, ?)")
+        fileInsert = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO file (message_id, position, file_id, name, title, mimetype, filetype, size,
+                    mode, url_private, url_download, permalink)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
     }
 
     /// Inserts a new message or updates the stored one when this version is different and not older.
@@ -43,11 +53,11 @@ struct MessageWriter {
                 let start = ContinuousClock.now
                 try insertIndex(id: id, m.searchText, m.searchExtra)
                 indexSeconds += start.duration(to: .now).seconds
-                try MessageWriter.writeAttachments(id: id, m, in: db)
+                try writeAttachments(id: id, m)
                 return .added
             }
             // Either this message is stored already, or another conversation's message holds this id.
-            if let outcome = try MessageWriter.update(m, in: db) { return outcome }
+            if let outcome = try update(m) { return outcome }
         }
         throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "more than 64 messages share ts \(m.ts)")
     }
@@ -139,7 +149,7 @@ struct MessageWriter {
     }()
 
     /// The slow path of `upsert`: updates the stored message; nil when it is not stored.
-    private static func update(_ m: PreparedMessage, in db: Database) throws -> UpsertOutcome? {
+    private func update(_ m: PreparedMessage) throws -> UpsertOutcome? {
         let existing = try db.cachedStatement(
             sql: """
                 SELECT id, hash, edited_key, is_deleted, search_text, search_extra FROM message
@@ -168,13 +178,13 @@ struct MessageWriter {
             let oldText: String = row[4]
             let oldExtra: String = row[5]
             if oldText != m.searchText || oldExtra != m.searchExtra {
-                try indexDelete(id: id, oldText, oldExtra, in: db)
-                try indexInsert(id: id, m.searchText, m.searchExtra, in: db)
+                try MessageWriter.indexDelete(id: id, oldText, oldExtra, in: db)
+                try MessageWriter.indexInsert(id: id, m.searchText, m.searchExtra, in: db)
             }
         }
         try db.cachedStatement(sql: "DELETE FROM reaction WHERE message_id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM file WHERE message_id = ?").execute(arguments: [id])
-        try writeAttachments(id: id, m, in: db)
+        try writeAttachments(id: id, m)
         return .updated
     }
 
@@ -192,39 +202,38 @@ struct MessageWriter {
         try statement.execute(arguments: [id, text, extra])
     }
 
-    private static func writeAttachments(id: Int64, _ m: PreparedMessage, in db: Database) throws {
+    /// Reactions and files of a new or updated message, bound through the C API like the row (GRDB's argument
+    /// arrays and building the users' JSON here were ~0.7 s of the writer's time per 1M messages).
+    private func writeAttachments(id: Int64, _ m: PreparedMessage) throws {
         if !m.reactions.isEmpty {
-            let statement = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO reaction (message_id, name, count, users) VALUES (?, ?, ?, ?)")
+            let s = reactionInsert.sqliteStatement
             for reaction in m.reactions {
-                statement.setUncheckedArguments([id, reaction.name, reaction.count, jsonArray(reaction.users)])
-                try statement.execute()
+                defer { sqlite3_reset(s) }
+                sqlite3_bind_int64(s, 1, id)
+                bind(s, 2, reaction.name)
+                sqlite3_bind_int64(s, 3, reaction.count)
+                bind(s, 4, reaction.usersJSON)
+                try step(s)
             }
         }
         if !m.files.isEmpty {
-            let statement = try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO file (message_id, position, file_id, name, title, mimetype, filetype, size,
-                        mode, url_private, url_download, permalink)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
+            let s = fileInsert.sqliteStatement
             for (position, file) in m.files.enumerated() {
-                statement.setUncheckedArguments([
-                    id, position, file.id, file.name, file.title, file.mimetype, file.filetype, file.size, file.mode,
-                    file.urlPrivate, file.urlPrivateDownload, file.permalink,
-                ])
-                try statement.execute()
+                defer { sqlite3_reset(s) }
+                sqlite3_bind_int64(s, 1, id)
+                sqlite3_bind_int64(s, 2, Int64(position))
+                bind(s, 3, file.id)
+                bind(s, 4, file.name)
+                bind(s, 5, file.title)
+                bind(s, 6, file.mimetype)
+                bind(s, 7, file.filetype)
+                if let size = file.size { sqlite3_bind_int64(s, 8, size) } else { sqlite3_bind_null(s, 8) }
+                bind(s, 9, file.mode)
+                bind(s, 10, file.urlPrivate)
+                bind(s, 11, file.urlPrivateDownload)
+                bind(s, 12, file.permalink)
+                try step(s)
             }
         }
-    }
-
-    /// A JSON array of strings (ids never need escaping beyond quotes and backslashes, but escape anyway).
-    static func jsonArray(_ strings: [String]) -> String {
-        var out = "["
-        for (index, string) in strings.enumerated() {
-            if index > 0 { out += "," }
-            JSONText.appendQuoted(string, to: &out)
-        }
-        return out + "]"
     }
 }

@@ -1,5 +1,15 @@
 /// Writing JSON text by hand where building `Encodable` values would cost more than the text itself.
 public enum JSONText {
+    /// A JSON array of strings.
+    public static func array(_ strings: [String]) -> String {
+        var out = "["
+        for (index, string) in strings.enumerated() {
+            if index > 0 { out += "," }
+            appendQuoted(string, to: &out)
+        }
+        return out + "]"
+    }
+
     /// Appends `string` as a quoted JSON string: `"` and `\` escaped, `\n` `\r` `\t` by name, other control
     /// characters as `\u00XX`; everything else as is (UTF-8, no `\u` escapes).
     /// - Complexity: O(n) in the string's scalars.

@@ -67,17 +67,21 @@ struct ZipWriter {
     private var body = Data()
     private var central = Data()
     private var count: UInt16 = 0
+    /// Write ZIP64 structures: 0xFFFFFFFF sizes and offsets with the values in extra fields, and the ZIP64 end of
+    /// central directory record and locator.
+    var zip64 = false
 
-    /// Adds a file whose name is the given bytes; `utf8Flag` sets general-purpose bit 11.
-    mutating func add(nameBytes: [UInt8], contents: Data, utf8Flag: Bool) {
+    /// Adds a file whose name is the given bytes; `utf8Flag` sets general-purpose bit 11; `flags` adds other bits
+    /// (1: encrypted); `method` is written as is (the contents are always stored).
+    mutating func add(nameBytes: [UInt8], contents: Data, utf8Flag: Bool, flags: UInt16 = 0, method: UInt16 = 0) {
         let crc = ZipWriter.crc32(contents)
-        let flag: UInt16 = utf8Flag ? 0x0800 : 0
+        let flag: UInt16 = (utf8Flag ? 0x0800 : 0) | flags
         let offset = UInt32(body.count)
         var local = Data()
         local.append(le32(0x0403_4b50))
         local.append(le16(20))
         local.append(le16(flag))
-        local.append(le16(0))  // stored
+        local.append(le16(method))
         local.append(le16(0))
         local.append(le16(0))
         local.append(le32(crc))
@@ -88,25 +92,36 @@ struct ZipWriter {
         local.append(contentsOf: nameBytes)
         body.append(local)
         body.append(contents)
+        var extra = Data()
+        if zip64 {
+            extra.append(le16(1))
+            extra.append(le16(24))
+            for value in [UInt64(contents.count), UInt64(contents.count), UInt64(offset)] {
+                extra.append(le32(UInt32(value & 0xffff_ffff)))
+                extra.append(le32(UInt32(value >> 32)))
+            }
+        }
+        let size = zip64 ? 0xffff_ffff : UInt32(contents.count)
         var entry = Data()
         entry.append(le32(0x0201_4b50))
-        entry.append(le16(20))
-        entry.append(le16(20))
+        entry.append(le16(45))
+        entry.append(le16(45))
         entry.append(le16(flag))
-        entry.append(le16(0))
+        entry.append(le16(method))
         entry.append(le16(0))
         entry.append(le16(0))
         entry.append(le32(crc))
-        entry.append(le32(UInt32(contents.count)))
-        entry.append(le32(UInt32(contents.count)))
+        entry.append(le32(size))
+        entry.append(le32(size))
         entry.append(le16(UInt16(nameBytes.count)))
-        entry.append(le16(0))
+        entry.append(le16(UInt16(extra.count)))
         entry.append(le16(0))
         entry.append(le16(0))
         entry.append(le16(0))
         entry.append(le32(0))
-        entry.append(le32(offset))
+        entry.append(le32(zip64 ? 0xffff_ffff : offset))
         entry.append(contentsOf: nameBytes)
+        entry.append(extra)
         central.append(entry)
         count += 1
     }
@@ -121,13 +136,31 @@ struct ZipWriter {
         var out = body
         let centralOffset = UInt32(out.count)
         out.append(central)
+        if zip64 {
+            let recordOffset = UInt32(out.count)
+            out.append(le32(0x0606_4b50))
+            out.append(le32(44))
+            out.append(le32(0))  // size of record, high half
+            out.append(le16(45))
+            out.append(le16(45))
+            out.append(le32(0))
+            out.append(le32(0))
+            for value in [UInt32(count), 0, UInt32(count), 0, UInt32(central.count), 0, centralOffset, 0] {
+                out.append(le32(value))
+            }
+            out.append(le32(0x0706_4b50))
+            out.append(le32(0))
+            out.append(le32(recordOffset))
+            out.append(le32(0))
+            out.append(le32(1))
+        }
         out.append(le32(0x0605_4b50))
         out.append(le16(0))
         out.append(le16(0))
-        out.append(le16(count))
-        out.append(le16(count))
-        out.append(le32(UInt32(central.count)))
-        out.append(le32(centralOffset))
+        out.append(le16(zip64 ? 0xffff : count))
+        out.append(le16(zip64 ? 0xffff : count))
+        out.append(le32(zip64 ? 0xffff_ffff : UInt32(central.count)))
+        out.append(le32(zip64 ? 0xffff_ffff : centralOffset))
         out.append(le16(0))
         return out
     }

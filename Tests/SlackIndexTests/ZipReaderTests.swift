@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import SlackIndex
+
+/// The hand-written zip reader: formats export tools write, and every way a zip can be broken.
+@Suite struct ZipReaderTests {
+    static let good = MalformedInputTests.good
+
+    static func write(_ zip: ZipWriter, _ name: String) throws -> URL {
+        let url = TestSupport.temporaryDirectory().appendingPathComponent(name)
+        try zip.data().write(to: url)
+        return url
+    }
+
+    static func importZip(_ url: URL) throws -> ImportSummary {
+        try Importer(archive: TestSupport.makeArchive()).importExport(at: url.path)
+    }
+
+    @Test func zip64SizesAndOffsetsAreRead() throws {
+        var zip = ZipWriter()
+        zip.zip64 = true
+        zip.add("channels.json", #"[{"id": "C1", "name": "general"}]"#)
+        zip.add("general/2023-11-14.json", Self.good)
+        zip.add("general/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0200"))
+        let summary = try Self.importZip(Self.write(zip, "zip64.zip"))
+        #expect(summary.messagesAdded == 2)
+        #expect(!summary.hasSkips)
+    }
+
+    @Test func deflatedEntriesMatchTheFolder() throws {
+        // sample-data/export.zip is deflated by the generator; every entry must inflate to the folder's bytes.
+        let reader = try ZipReader(path: TestSupport.sampleZip)
+        let files = reader.entries.filter { !$0.isDirectory }
+        #expect(files.count > 100)
+        #expect(files.contains { $0.method == 8 })
+        for entry in files {
+            let folderFile = URL(fileURLWithPath: TestSupport.sampleFolder).appendingPathComponent(entry.path)
+            #expect(try reader.data(of: entry) == Data(contentsOf: folderFile), "\(entry.path)")
+        }
+    }
+
+    @Test func encryptedAndUnknownMethodEntriesAreReportedAndTheRestImports() throws {
+        var zip = ZipWriter()
+        zip.add("channels.json", #"[{"id": "C1", "name": "general"}]"#)
+        zip.add("general/2023-11-14.json", Self.good)
+        zip.add(
+            nameBytes: Array("general/2023-11-15.json".utf8), contents: Data(Self.good.utf8), utf8Flag: true,
+            flags: 1)
+        zip.add(
+            nameBytes: Array("general/2023-11-16.json".utf8), contents: Data(Self.good.utf8), utf8Flag: true,
+            method: 12)
+        let summary = try Self.importZip(Self.write(zip, "odd.zip"))
+        #expect(summary.messagesAdded == 1)
+        let reasons = summary.skippedFiles.map(\.reason).joined(separator: "\n")
+        #expect(reasons.contains("encrypted"))
+        #expect(reasons.contains("compression method 12"))
+        #expect(summary.skippedFiles.allSatisfy { $0.path.contains("odd.zip:general/2023-11-1") })
+    }
+
+    @Test(arguments: [0.5, 0.97])
+    func truncatedZipSaysSo(keeping fraction: Double) throws {
+        let whole = try Data(contentsOf: URL(fileURLWithPath: TestSupport.sampleZip))
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("cut.zip")
+        try whole.prefix(Int(Double(whole.count) * fraction)).write(to: url)
+        #expect {
+            try Importer.openSource(url.path)
+        } throws: { error in
+            "\(error)".contains("cut.zip") && "\(error)".contains("not a readable zip file")
+        }
+    }
+
+    @Test func damagedDeflateDataIsReported() throws {
+        let reader = try ZipReader(path: TestSupport.sampleZip)
+        let entry = try #require(reader.entries.first { $0.method == 8 && $0.compressedSize > 200 })
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: TestSupport.sampleZip))
+        // Overwrite the middle of the entry's compressed data.
+        let middle = Int(entry.localHeaderOffset) + 30 + entry.path.utf8.count + Int(entry.compressedSize) / 2
+        for index in middle..<middle + 16 { bytes[index] ^= 0x5A }
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("damaged.zip")
+        try bytes.write(to: url)
+        let damaged = try ZipReader(path: url.path)
+        let same = try #require(damaged.entries.first { $0.path == entry.path })
+        #expect {
+            try damaged.data(of: same)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("corrupt") || text.contains("could not be inflated")
+        }
+    }
+
+    @Test func namesDecode() {
+        #expect(ZipReader.codePage437High.count == 128)
+        #expect(ZipReader.decodeName(Data("caf".utf8) + Data([0x82]), utf8Flag: false) == "café")
+        #expect(ZipReader.decodeName(Data("équipe".utf8), utf8Flag: false) == "équipe")
+        #expect(ZipReader.decodeName(Data("東京".utf8), utf8Flag: true) == "東京")
+        #expect(ZipReader.decodeName(Data([0x41, 0xE1]), utf8Flag: false) == "Aß")
+    }
+}
