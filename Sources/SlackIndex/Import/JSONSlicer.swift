@@ -1,3 +1,5 @@
+import Foundation
+
 /// Minifies a JSON document and finds the byte ranges of the elements of its top-level array.
 ///
 /// Day files are pretty-printed (Slack writes 4-space indentation), so decoding the minified bytes is faster and
@@ -39,21 +41,25 @@ struct JSONSlicer {
             if n >= 3, src[0] == 0xEF, src[1] == 0xBB, src[2] == 0xBF { i = 3 }
             while i < n {
                 if inString {
-                    // Copy up to and including the closing quote, stepping over escaped characters.
+                    // Copy up to and including the closing quote: memchr finds each quote, and a quote after an
+                    // odd run of backslashes is escaped.
                     let runStart = i
-                    while i < n {
-                        let byte = src[i]
-                        if byte == UInt8(ascii: "\\") {
-                            i += 2
-                        } else {
-                            i += 1
-                            if byte == UInt8(ascii: "\"") {
-                                inString = false
-                                break
-                            }
+                    while true {
+                        guard let found = memchr(src + i, Int32(UInt8(ascii: "\"")), n - i) else {
+                            i = n
+                            break
+                        }
+                        let quote = src.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                        var backslashes = 0
+                        while quote - backslashes - 1 >= runStart && src[quote - backslashes - 1] == 0x5C {
+                            backslashes += 1
+                        }
+                        i = quote + 1
+                        if backslashes % 2 == 0 {
+                            inString = false
+                            break
                         }
                     }
-                    i = min(i, n)
                     (dst + o).update(from: src + runStart, count: i - runStart)
                     o += i - runStart
                     continue
@@ -62,6 +68,7 @@ struct JSONSlicer {
                 i += 1
                 switch byte {
                 case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                    while i < n && src[i] == UInt8(ascii: " ") { i += 1 }  // indentation
                     continue
                 case UInt8(ascii: "\""):
                     if depth == 1 && isArray && elementStart < 0 { elementStart = o }
