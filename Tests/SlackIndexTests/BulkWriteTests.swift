@@ -27,6 +27,24 @@ import Testing
         #expect(autocheckpoint == 1000)
     }
 
+    @Test(arguments: [0, 1, 2, 7, 300])
+    func daySortIsStableAndLeavesTheEarlierBatchAlone(count: Int) {
+        var rng = SeededGenerator(seed: UInt64(count + 1))
+        func message(_ key: Int64, _ label: String) -> PreparedMessage {
+            PreparedMessage(
+                conversationRowID: 1, ts: label, tsKey: key, userID: nil, username: nil, subtype: nil, threadTS: nil,
+                threadKey: nil, replyCount: 0, editedTS: nil, editedKey: 0, flags: 0, text: label, searchText: "",
+                searchExtra: "", raw: "{}", hash: 0, reactions: [], files: [])
+        }
+        let earlier = [message(5, "kept-0"), message(1, "kept-1")]
+        let day = (0..<count).map { index in message(Int64(rng.next() % 5), "m\(index)") }
+        var messages = earlier + day
+        ReaderJob.sortStable(&messages, from: earlier.count)
+        let expected = day.enumerated().sorted { ($0.element.tsKey, $0.offset) < ($1.element.tsKey, $1.offset) }
+            .map(\.element.ts)
+        #expect(messages.map(\.ts) == earlier.map(\.ts) + expected)
+    }
+
     @Test func checkpointThreadCopiesCommittedFramesAndTheWALStartsOver() throws {
         let archive = try TestSupport.makeArchive()
         let wal = WALLength()

@@ -86,12 +86,9 @@ struct MessageWriter {
         sqlite3_bind_int64(s, 18, id)
         // The three long strings (raw JSON, text, search text: ~830 bytes of a message's ~1.2 KB) are bound
         // without SQLite copying them (SQLITE_STATIC), valid while the statement steps inside these closures.
-        var text = m.text
-        var searchText = m.searchText
-        var raw = m.raw
-        try text.withUTF8 { text in
-            try searchText.withUTF8 { searchText in
-                try raw.withUTF8 { raw in
+        try withBytes(m.text) { text in
+            try withBytes(m.searchText) { searchText in
+                try withBytes(m.raw) { raw in
                     bindStatic(s, 13, text)
                     bindStatic(s, 14, searchText)
                     bindStatic(s, 16, raw)
@@ -111,17 +108,29 @@ struct MessageWriter {
         let s = ftsInsert.sqliteStatement
         defer { sqlite3_reset(s) }
         sqlite3_bind_int64(s, 1, id)
-        bind(s, 2, text)
-        bind(s, 3, extra)
-        try step(s)
+        try withBytes(text) { text in
+            try withBytes(extra) { extra in
+                bindStatic(s, 2, text)
+                bindStatic(s, 3, extra)
+                try step(s)
+            }
+        }
+    }
+
+    /// The string's UTF-8 bytes without copying or retaining it (native strings are contiguous; others are copied).
+    @inline(__always)
+    private func withBytes<R>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = string
+        return try copy.withUTF8(body)
     }
 
     private func bind(_ statement: OpaquePointer, _ index: Int32, _ value: String?) {
-        guard var value else {
+        guard let value else {
             sqlite3_bind_null(statement, index)
             return
         }
-        value.withUTF8 { bytes in
+        withBytes(value) { bytes in
             // SQLITE_TRANSIENT: SQLite copies the bytes, so the Swift string may go away after this call.
             _ = bytes.withMemoryRebound(to: CChar.self) { chars in
                 sqlite3_bind_text(statement, index, chars.baseAddress ?? MessageWriter.empty, Int32(chars.count),
