@@ -4,6 +4,15 @@ import Testing
 
 @testable import SlackIndex
 
+/// Counts the commits of the connection it observes.
+final class CommitCounter: TransactionObserver, @unchecked Sendable {
+    private(set) var count = 0
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidCommit(_ db: Database) { count += 1 }
+    func databaseDidRollback(_ db: Database) {}
+}
+
 /// The import's write path: transactions spanning several batches, checkpoints on their own thread, and the
 /// minifier that feeds it.
 @Suite struct BulkWriteTests {
@@ -11,10 +20,14 @@ import Testing
         let reference = try TestSupport.makeArchive()
         let expected = try Importer(archive: reference).importExport(at: TestSupport.sampleFolder)
         let archive = try TestSupport.makeArchive()
+        let commits = CommitCounter()
+        archive.pool.writeWithoutTransaction { db in db.add(transactionObserver: commits) }
         // Batches of 40 messages, a commit every 100: many transactions, commits in the middle of a day.
         let summary = try Importer(archive: archive, batchSize: 40, commitMessages: 100)
             .importExport(at: TestSupport.sampleFolder)
         #expect(summary.messagesAdded == expected.messagesAdded)
+        // One commit per 120 messages (three batches), give or take the listings' and the final transactions.
+        #expect(abs(commits.count - summary.messagesAdded / 120) <= 4)
         #expect(summary.messagesAdded >= 3_000)
         #expect(try ImportTests.dump(archive) == ImportTests.dump(reference))
         try archive.pool.write { db in

@@ -407,14 +407,17 @@ final class ReaderJob: @unchecked Sendable {
         // order[k]: the position (relative to start) of the message that belongs at k.
         let order = (0..<count).sorted { (keys[$0], $0) < (keys[$1], $1) }
         var visited = [Bool](repeating: false, count: count)
-        for first in 0..<count where !visited[first] {
-            var current = first
-            while true {
-                visited[current] = true
-                let next = order[current]
-                if next == first { break }
-                messages.swapAt(start + current, start + next)
-                current = next
+        // Swaps through the buffer move the values (Array.swapAt copied them).
+        messages.withUnsafeMutableBufferPointer { buffer in
+            for first in 0..<count where !visited[first] {
+                var current = first
+                while true {
+                    visited[current] = true
+                    let next = order[current]
+                    if next == first { break }
+                    buffer.swapAt(start + current, start + next)
+                    current = next
+                }
             }
         }
     }
