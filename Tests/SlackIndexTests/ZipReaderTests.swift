@@ -89,6 +89,20 @@ import Testing
         }
     }
 
+    @Test func emptyEntriesReadAsEmpty() throws {
+        var zip = ZipWriter()
+        zip.add("channels.json", #"[{"id": "C1", "name": "general"}]"#)
+        zip.add("general/2023-11-14.json", "")
+        zip.add("general/2023-11-15.json", Self.good)
+        let url = try Self.write(zip, "empty.zip")
+        let reader = try ZipReader(path: url.path)
+        let empty = try #require(reader.entries.first { $0.path.hasSuffix("14.json") })
+        #expect(try reader.data(of: empty).isEmpty)
+        let summary = try Self.importZip(url)
+        #expect(summary.messagesAdded == 1)
+        #expect(summary.skippedFiles.map(\.path) == ["\(url.path):general/2023-11-14.json"])
+    }
+
     @Test func namesDecode() {
         #expect(ZipReader.codePage437High.count == 128)
         #expect(ZipReader.decodeName(Data("caf".utf8) + Data([0x82]), utf8Flag: false) == "café")

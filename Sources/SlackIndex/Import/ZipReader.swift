@@ -75,7 +75,9 @@ final class ZipReader: @unchecked Sendable {
         guard dataStart + entry.compressedSize <= fileSize else { throw Failure("the zip entry is truncated") }
         let compressed = try read(at: dataStart, count: Int(entry.compressedSize))
         let output: Data
-        if entry.method == 0 {
+        if entry.uncompressedSize == 0 {
+            output = Data()
+        } else if entry.method == 0 {
             guard entry.compressedSize == entry.uncompressedSize else {
                 throw Failure("the stored zip entry's sizes disagree")
             }
