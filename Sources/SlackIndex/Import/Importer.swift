@@ -178,8 +178,6 @@ public final class Importer: Sendable {
         // had cost the writer 5.4 s of the 27.3 s; the WAL starts over every `checkpointPages` pages (256 MB)
         // and is truncated at the end.
         let wal = WALLength()
-        let checkpointer = try? Checkpointer(path: archive.path)
-        defer { _ = checkpointer?.stop() }
         archive.pool.writeWithoutTransaction { db in wal.install(on: db) }
         defer {
             try? archive.pool.writeWithoutTransaction { db in
@@ -187,6 +185,9 @@ public final class Importer: Sendable {
                 try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
         }
+        // Declared after the deferred TRUNCATE, so stopped before it on every path.
+        let checkpointer = try? Checkpointer(path: archive.path)
+        defer { _ = checkpointer?.stop() }
         var bytesDone: Int64 = 0
         var filesDone = 0
         var domain: String?
@@ -233,19 +234,18 @@ public final class Importer: Sendable {
                         pending = 0
                         // The WAL starts over at the next transaction when every frame has been copied: wait
                         // for that once it is long; otherwise let the checkpoint thread copy in the background.
-                        if let checkpointer {
-                            let ticket = checkpointer.request()
-                            if wal.current >= checkpointPages {
-                                let clock = ContinuousClock.now
-                                try checkpointer.wait(for: ticket)
-                                summary.phases.write -= clock.duration(to: .now).seconds
-                                summary.phases.checkpoint += clock.duration(to: .now).seconds
-                            }
-                        } else if wal.current >= checkpointPages {
+                        // Without a checkpoint thread (its connection could not open), the writer copies.
+                        let ticket = checkpointer?.request()
+                        if wal.current >= checkpointPages {
                             let clock = ContinuousClock.now
-                            try wal.checkpoint(db)
-                            summary.phases.checkpoint += clock.duration(to: .now).seconds
-                            summary.phases.write -= clock.duration(to: .now).seconds
+                            if let checkpointer, let ticket {
+                                try checkpointer.wait(for: ticket)
+                            } else {
+                                try WALLength.checkpoint(db)
+                            }
+                            let waited = clock.duration(to: .now).seconds
+                            summary.phases.write -= waited
+                            summary.phases.checkpoint += waited
                         }
                     }
                 } catch {
@@ -272,7 +272,6 @@ public final class Importer: Sendable {
                 }
             }
         }
-        _ = checkpointer?.stop()
         if let writeError { throw writeError }
         try archive.write { db in
             if let domain { _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }

@@ -126,7 +126,8 @@ struct MessagePreparer {
                 username: record.username, subtype: record.subtype, threadTS: threadTS, threadKey: threadKey,
                 replyCount: record.replyCount ?? 0, editedTS: record.editedTS, editedKey: editedKey,
                 flags: flags.rawValue, text: record.text, searchText: searchText,
-                searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions.map(PreparedReaction.init), files: record.files))
+                searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions.map(PreparedReaction.init),
+                files: record.files))
     }
 
     /// `acme` from `https://acme.slack.com/…`.

@@ -130,7 +130,8 @@ final class ZipReader: @unchecked Sendable {
             stream.next_out = output.assumingMemoryBound(to: Bytef.self)
             stream.avail_out = uInt(size)
             let code = CSlackZlib.inflate(&stream, Z_FINISH)
-            return code == Z_STREAM_END && Int(stream.total_out) == size ? Z_STREAM_END : (code == Z_STREAM_END ? Z_DATA_ERROR : code)
+            guard code == Z_STREAM_END else { return code }
+            return Int(stream.total_out) == size ? Z_STREAM_END : Z_DATA_ERROR
         }
         guard result == Z_STREAM_END else {
             free(output)

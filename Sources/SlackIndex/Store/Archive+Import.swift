@@ -401,12 +401,13 @@ final class WALLength {
             }, frames)
     }
 
-    func uninstall(from db: Database, autocheckpointPages: Int = 1000) throws {
-        try db.execute(sql: "PRAGMA wal_autocheckpoint = \(autocheckpointPages)")
+    /// Back to SQLite's automatic checkpoints (every 1,000 pages, its default).
+    func uninstall(from db: Database) throws {
+        try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000")
     }
 
-    /// Copies committed frames into the database file without waiting for readers (PASSIVE).
-    func checkpoint(_ db: Database) throws {
+    /// Copies committed frames into the database file without waiting for locks (PASSIVE).
+    static func checkpoint(_ db: Database) throws {
         try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
     }
 }

@@ -76,9 +76,7 @@ final class Checkpointer: @unchecked Sendable {
             do {
                 // PASSIVE never waits for locks; a busy checkpoint lock (another process checkpointing) leaves the
                 // frames for the next request.
-                try connection.writeWithoutTransaction { db in
-                    _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
-                }
+                try connection.writeWithoutTransaction { db in try WALLength.checkpoint(db) }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
             } catch {
                 caught = error
