@@ -28,15 +28,25 @@ let package = Package(
             name: "CSlackTokenizer",
             linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("sqlite3")]
         ),
+        // The store: the only module that imports GRDB or SQLite, and the seam where a second backend can sit.
+        // Everything else reaches the archive through `Archive`'s intention-named operations.
         .target(
-            name: "SlackIndex",
+            name: "SlackIndexStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                "CSlackZlib",
                 "CSlackTokenizer",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Import, search, timelines, sync and bench workloads: pure Swift over the store's API.
+        .target(
+            name: "SlackIndex",
+            dependencies: [
+                "SlackIndexStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "CSlackZlib",
             ],
             swiftSettings: swiftSettings
         ),
@@ -64,7 +74,7 @@ let package = Package(
             name: "SlackIndexTests",
             // Depends on the executable so `swift test` builds it for the CLI tests.
             dependencies: [
-                "SlackIndex", "SlackIndexServer", "slackindex",
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "slackindex",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -28,7 +28,17 @@ enum Main {
     /// Global options may come before the subcommand (`slackindex --db x.sqlite search foo`); argument-parser
     /// reads a subcommand's options only after its name, so they are moved there first.
     static func main() async {
-        await SlackIndexCommand.main(GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst())))
+        let arguments = GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try SlackIndexCommand.parseAsRoot(arguments)
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            SlackIndexCommand.exit(withError: CommandError.explained(error))
+        }
     }
 }
 

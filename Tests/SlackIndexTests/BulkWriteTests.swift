@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// Counts the commits of the connection it observes.
 final class CommitCounter: TransactionObserver, @unchecked Sendable {

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 @Suite struct ImportTests {
     /// Every stored message as comparable text: the archive's whole content, in key order.

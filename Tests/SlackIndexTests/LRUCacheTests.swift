@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 @Suite struct LRUCacheTests {
     @Test func getPutReplace() {

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// Injects faults in front of `serve`'s API, counting requests per method.
 final class FaultInjector: RouterMiddleware, Sendable {

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 @Suite struct MalformedInputTests {
     static let good = #"[{"type":"message","user":"U1","text":"fine words","ts":"1700000000.000100"}]"#

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// A cached value tagged with the source version it was read at.
 struct Versioned: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 @Suite struct MrkdwnTextTests {
     static let names: NameDirectory = {

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// A small archive for running hostile queries through the real engine: two users, a channel, a DM, a thread,
 /// reactions (with a skin tone), a file, links, mentions and CJK text.

@@ -3,6 +3,7 @@ import SlackIndexServer
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// A remote that answers what it is told, after a delay, or fails.
 struct FakeRemoteSearch: RemoteSearch {

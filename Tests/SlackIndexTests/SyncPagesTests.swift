@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// Sync pages (the generator's history pages and delta) applied on top of the sample export.
 @Suite struct SyncPagesTests {
@@ -151,7 +152,7 @@ import Testing
         _ = importer.importPaths([added], conversation: "general")  // twice: counted once
         let general = try archive.conversation(named: "general")
         let id = try #require(try archive.message(conversation: general, tsKey: 1_700_000_000_000_100)).rowID
-        #expect(try archive.details(of: [id])[id]?.reactions == [ReactionRecord(name: "tada", count: 2, users: ["U1", "U2"])])
+        #expect(try archive.details(of: [id])[id]?.reactions == [StoredReaction(name: "tada", count: 2, users: ["U1", "U2"])])
         #expect(try engine.search("has::tada:").hits.count == 1)
         // The reaction on a message not archived yet waits for it.
         #expect(try engine.search("has::eyes:").hits.isEmpty)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 @Suite struct TimelineTests {
     /// The export's top-level messages and broadcasts of one folder, by ts: what history must show.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// The slackindex tokenizer as search sees it: folding, CJK inside sentences, emoji shortcodes.
 @Suite struct TokenizerTests {

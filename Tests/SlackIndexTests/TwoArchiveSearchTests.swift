@@ -6,6 +6,7 @@ import SlackIndexServer
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// Archive B searches with archive A's `serve` as its remote.
 @Suite(.serialized) struct TwoArchiveSearchTests {

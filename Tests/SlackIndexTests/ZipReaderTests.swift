@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// The hand-written zip reader: formats export tools write, and every way a zip can be broken.
 @Suite struct ZipReaderTests {

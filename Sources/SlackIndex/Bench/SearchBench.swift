@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A seeded generator (SplitMix64): equal seeds give equal sequences, so a workload drawn from an archive is the
 /// same every run (the tests' fuzzers and model tests use it too).
@@ -57,81 +56,75 @@ public struct SearchBench: Sendable {
     /// words with filters and filters alone, drawn with a fixed seed from this archive.
     public func builtInWorkload(seed: UInt64 = 42) throws -> [Query] {
         var rng = SeededGenerator(seed: seed)
-        return try archive.pool.read { db -> [Query] in
-            func terms(_ sql: String) throws -> [String] {
-                try String.fetchAll(db, sql: sql).filter { $0.unicodeScalars.allSatisfy { $0.isASCII } && $0.count >= 3 }
-            }
-            let common = try terms("SELECT term FROM message_vocab ORDER BY doc DESC LIMIT 40").prefix(15)
-            var medium = try terms("SELECT term FROM message_vocab WHERE doc BETWEEN 500 AND 20000")
-            var rare = try terms("SELECT term FROM message_vocab WHERE doc BETWEEN 2 AND 20 LIMIT 5000")
-            medium.shuffle(using: &rng)
-            rare.shuffle(using: &rng)
-            var queries: [Query] = common.map { Query(kind: "common", text: $0) }
-            queries += medium.prefix(40).map { Query(kind: "medium", text: $0) }
-            queries += rare.prefix(40).map { Query(kind: "rare", text: $0) }
-            let maxID = try Int64.fetchOne(db, sql: "SELECT max(id) FROM message") ?? 0
-            let minID = try Int64.fetchOne(db, sql: "SELECT min(id) FROM message") ?? 0
-            var phrases = 0
-            var attempts = 0
-            while phrases < 30 && attempts < 1_000 && maxID > minID {
-                attempts += 1
-                let id = Int64.random(in: minID...maxID, using: &rng)
-                guard
-                    let text = try String.fetchOne(
-                        db, sql: "SELECT search_text FROM message WHERE id >= ? AND is_deleted = 0 LIMIT 1",
-                        arguments: [id])
-                else { continue }
-                let words = text.split { !$0.isLetter }.map(String.init).filter { $0.count >= 3 }
-                guard words.count >= 3 else { continue }
-                let start = Int.random(in: 0..<(words.count - 1), using: &rng)
-                queries.append(Query(kind: "phrase", text: "\"\(words[start]) \(words[start + 1])\""))
-                phrases += 1
-            }
-            queries += medium.dropFirst(40).prefix(25).map { Query(kind: "prefix", text: String($0.prefix(4)) + "*") }
-            let channels = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT c.name FROM conversation c WHERE c.kind = 'channel'
-                    ORDER BY (SELECT count(*) FROM message m WHERE m.conversation_id = c.id) DESC LIMIT 5
-                    """)
-            let posters = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT u.handle FROM user u WHERE u.is_placeholder = 0 AND u.id IN (
-                        SELECT user_id FROM message GROUP BY user_id ORDER BY count(*) DESC LIMIT 10)
-                    """
-            ).filter { handle in (try? Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE handle = ?", arguments: [handle])) == 1 }
-            let (first, last) = try Row.fetchOne(db, sql: "SELECT min(ts_key), max(ts_key) FROM message").map {
-                (($0[0] as Int64?) ?? 0, ($0[1] as Int64?) ?? 0)
-            } ?? (0, 0)
-            func day(_ key: Int64) -> String {
-                let formatter = DateFormatter()
-                formatter.locale = Locale(identifier: "en_US_POSIX")
-                formatter.timeZone = TimeZone(identifier: "UTC")
-                formatter.dateFormat = "yyyy-MM-dd"
-                return formatter.string(from: Date(timeIntervalSince1970: Double(key / 1_000_000)))
-            }
-            let extra = Array(medium.dropFirst(65))
-            for i in 0..<30 where !extra.isEmpty && !channels.isEmpty && !posters.isEmpty {
-                let word = extra[i % extra.count]
-                let when = day(Int64.random(in: first...max(first, last), using: &rng))
-                switch i % 4 {
-                case 0: queries.append(Query(kind: "filter", text: "in:#\(channels[i % channels.count]) \(word)"))
-                case 1: queries.append(Query(kind: "filter", text: "from:@\(posters[i % posters.count]) \(word)"))
-                case 2: queries.append(Query(kind: "filter", text: "\(common[common.startIndex + i % common.count]) after:\(when)"))
-                default: queries.append(Query(kind: "filter", text: "\(word) -\(common[common.startIndex]) before:\(when)"))
-                }
-            }
-            for i in 0..<20 where !channels.isEmpty && !posters.isEmpty {
-                switch i % 4 {
-                case 0: queries.append(Query(kind: "filter-only", text: "in:#\(channels[i % channels.count])"))
-                case 1: queries.append(Query(kind: "filter-only", text: "from:@\(posters[i % posters.count])"))
-                case 2: queries.append(Query(kind: "filter-only", text: "in:#\(channels[i % channels.count]) has:link"))
-                default: queries.append(Query(kind: "filter-only", text: "from:@\(posters[i % posters.count]) is:thread"))
-                }
-            }
-            return queries
+        let useful = { (word: String) in word.unicodeScalars.allSatisfy(\.isASCII) && word.count >= 3 }
+        let common = try archive.indexWords(mostFrequentFirst: true, limit: 40).filter(useful).prefix(15)
+        var medium = try archive.indexWords(documents: 500...20_000).filter(useful)
+        var rare = try archive.indexWords(documents: 2...20, limit: 5_000).filter(useful)
+        medium.shuffle(using: &rng)
+        rare.shuffle(using: &rng)
+        var queries: [Query] = common.map { Query(kind: "common", text: $0) }
+        queries += medium.prefix(40).map { Query(kind: "medium", text: $0) }
+        queries += rare.prefix(40).map { Query(kind: "rare", text: $0) }
+        queries += try phraseQueries(count: 30, using: &rng)
+        queries += medium.dropFirst(40).prefix(25).map { Query(kind: "prefix", text: String($0.prefix(4)) + "*") }
+        let channels = try archive.busiestChannelNames(limit: 5)
+        let posters = try archive.busiestPosterHandles(limit: 10)
+        let (first, last) = try archive.timeRange()
+        queries += filterQueries(
+            words: Array(medium.dropFirst(65)), common: Array(common), channels: channels, posters: posters,
+            days: first...max(first, last), using: &rng)
+        return queries
+    }
+
+    /// Words with filters (`in:`, `from:`, `after:`, `before:` with an exclusion) and filters alone.
+    private func filterQueries(
+        words extra: [String], common: [String], channels: [String], posters: [String], days: ClosedRange<Int64>,
+        using rng: inout SeededGenerator
+    ) -> [Query] {
+        var queries: [Query] = []
+        func day(_ key: Int64) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd"
+            return formatter.string(from: Date(timeIntervalSince1970: Double(key / 1_000_000)))
         }
+        for i in 0..<30 where !extra.isEmpty && !channels.isEmpty && !posters.isEmpty {
+            let word = extra[i % extra.count]
+            let when = day(Int64.random(in: days, using: &rng))
+            switch i % 4 {
+            case 0: queries.append(Query(kind: "filter", text: "in:#\(channels[i % channels.count]) \(word)"))
+            case 1: queries.append(Query(kind: "filter", text: "from:@\(posters[i % posters.count]) \(word)"))
+            case 2: queries.append(Query(kind: "filter", text: "\(common[common.startIndex + i % common.count]) after:\(when)"))
+            default: queries.append(Query(kind: "filter", text: "\(word) -\(common[common.startIndex]) before:\(when)"))
+            }
+        }
+        for i in 0..<20 where !channels.isEmpty && !posters.isEmpty {
+            switch i % 4 {
+            case 0: queries.append(Query(kind: "filter-only", text: "in:#\(channels[i % channels.count])"))
+            case 1: queries.append(Query(kind: "filter-only", text: "from:@\(posters[i % posters.count])"))
+            case 2: queries.append(Query(kind: "filter-only", text: "in:#\(channels[i % channels.count]) has:link"))
+            default: queries.append(Query(kind: "filter-only", text: "from:@\(posters[i % posters.count]) is:thread"))
+            }
+        }
+        return queries
+    }
+
+    /// Two-word phrases drawn from random messages.
+    private func phraseQueries(count: Int, using rng: inout SeededGenerator) throws -> [Query] {
+        guard let ids = try archive.messageIDRange(), ids.lowerBound < ids.upperBound else { return [] }
+        var queries: [Query] = []
+        var attempts = 0
+        while queries.count < count && attempts < 1_000 {
+            attempts += 1
+            let id = MessageID(rawValue: Int64.random(in: ids.lowerBound.rawValue...ids.upperBound.rawValue, using: &rng))
+            guard let text = try archive.searchText(atOrAfter: id) else { continue }
+            let words = text.split { !$0.isLetter }.map(String.init).filter { $0.count >= 3 }
+            guard words.count >= 3 else { continue }
+            let start = Int.random(in: 0..<(words.count - 1), using: &rng)
+            queries.append(Query(kind: "phrase", text: "\"\(words[start]) \(words[start + 1])\""))
+        }
+        return queries
     }
 
     /// Runs `queries` (`warmup` untimed passes, then `runs` timed ones) through the search engine.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Timeline benchmark: keyset pages at several depths beside OFFSET, cache hits, and a scroll workload.
 public struct TimelineBench: Sendable {
@@ -113,54 +112,5 @@ public struct TimelineBench: Sendable {
         return Result(
             pageSize: pageSize, depths: depthResults, cacheHitMs: LatencySummary(seconds: hits).p50,
             hitRate: stats.hitRate, scroll: LatencySummary(seconds: samples), scrollSteps: scrollSteps)
-    }
-}
-
-extension Archive {
-    /// The conversations with the most visible (history) messages, with their counts.
-    func busiestConversations(limit: Int) throws -> [(Conversation, Int)] {
-        let rows = try pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT conversation_id, count(*) FROM message
-                    WHERE (flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0
-                        AND is_deleted = 0
-                    GROUP BY conversation_id ORDER BY 2 DESC LIMIT ?
-                    """, arguments: [limit])
-        }
-        return try rows.map { row in
-            let id: Int64 = row[0]
-            let slackID = try pool.read { db in
-                try String.fetchOne(db, sql: "SELECT slack_id FROM conversation WHERE id = ?", arguments: [id])
-            }
-            return (try conversation(named: slackID ?? ""), row[1])
-        }
-    }
-
-    /// The keyset position `depth` visible messages from the newest (setup for benchmarks; uses OFFSET once).
-    func position(in conversation: Conversation, depth: Int) throws -> TimelinePosition? {
-        try pool.read { db in
-            try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT ts_key, id FROM message INDEXED BY message_key
-                    WHERE conversation_id = ? AND
-                        (flags & \(MessageFlags.topLevel.rawValue | MessageFlags.broadcast.rawValue)) != 0
-                        AND is_deleted = 0
-                    ORDER BY ts_key DESC, id DESC LIMIT 1 OFFSET ?
-                    """, arguments: [conversation.rowID, depth]
-            ).map { TimelinePosition(tsKey: $0[0], rowID: $0[1]) }
-        }
-    }
-
-    /// Oldest and newest message time in a conversation (µs).
-    func timeRange(of conversation: Conversation) throws -> (Int64, Int64) {
-        try pool.read { db in
-            let row = try Row.fetchOne(
-                db, sql: "SELECT min(ts_key), max(ts_key) FROM message WHERE conversation_id = ?",
-                arguments: [conversation.rowID])
-            return (row?[0] ?? 0, row?[1] ?? 0)
-        }
     }
 }

@@ -44,6 +44,14 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         skipReasons[reason, default: 0] += count
     }
 
+    /// Adds what one store write did.
+    mutating func add(_ counts: WriteCounts) {
+        messagesAdded += counts.added
+        messagesUpdated += counts.updated
+        messagesUnchanged += counts.unchanged
+        placeholderUsers += counts.placeholders
+    }
+
     mutating func merge(_ other: ImportSummary) {
         sources += other.sources
         conversationsAdded += other.conversationsAdded

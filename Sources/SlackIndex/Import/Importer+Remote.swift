@@ -5,23 +5,14 @@ extension Importer {
     /// many messages were added. A hit becomes a plain message (`ts`, `user`, `username`, `text`); a later sync or
     /// export import of the same message replaces it with the full one.
     func storeRemoteHits(_ hits: [RemoteHit]) throws -> Int {
-        var names = NameDirectory()
-        var known = Set<String>()
-        try archive.write { db in
-            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
-            for (id, name) in try Archive.knownConversationNames(in: db) {
-                names.addChannel(id: id, name: name)
-                known.insert(id)
-            }
-        }
+        let names = try archive.nameDirectory()
+        let known = Set(names.channels.keys)
         let groups = Dictionary(grouping: hits, by: \.conversationID)
         let missing = groups.keys.filter { !known.contains($0) }.sorted().map { id in
             let first = groups[id]?.first
             let kind: ConversationKind =
                 id.hasPrefix("D") ? .dm : (first?.isPrivate == true ? .private : .channel)
-            return Archive.ConversationInput(
-                slackID: id, kind: kind, name: first?.conversationName ?? id, folder: nil, created: nil, topic: nil,
-                purpose: nil, isArchived: false, members: [])
+            return ConversationInput(slackID: id, kind: kind, name: first?.conversationName ?? id)
         }
         if !missing.isEmpty { _ = try archive.storeListings(users: [], conversations: missing) }
         var preparer = MessagePreparer(names: names)

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Drives export sources into the archive: listings first, then day files streamed through a reader thread
 /// (inflate, minify, decode, normalise) and the calling thread (SQLite writes), overlapped on two cores.
@@ -70,7 +69,7 @@ public final class Importer: Sendable {
         return source
     }
 
-    /// Imports one export.
+    /// Imports one export: its listings (workspace, users, conversations), then its day files, date by date.
     ///
     /// - Throws: `ImportError` when the path cannot be used at all; problems inside the export are reported in the
     ///   summary instead.
@@ -80,213 +79,79 @@ public final class Importer: Sendable {
         var summary = ImportSummary()
         summary.sources = [path]
         summary.ignoredFiles = source.ignoredFiles
+        let listings = ExportListings(source: source, path: path, summary: &summary)
+        let inputs = listings.conversationInputs(dayFolders: Set(source.dayFiles.map(\.folder)), summary: &summary)
+        let stored = try archive.storeExportListings(
+            teamID: listings.teamID, users: listings.users.map(\.input), conversations: inputs)
+        summary.usersAdded = stored.usersAdded
+        summary.usersUpdated = stored.usersUpdated
+        summary.conversationsAdded = stored.conversationsAdded
+        summary.conversationsUpdated = stored.conversationsUpdated
+        summary.conversationsUnchanged = stored.conversationsUnchanged
+        try importDayFiles(
+            of: source, listings: stored, started: started, summary: &summary, progress: progress)
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
 
-        // 1. Listings.
-        func readList<T: Decodable>(_ name: String, as type: T.Type) -> [T] {
-            do {
-                guard let data = try source.listing(name) else { return [] }
-                let items = try JSONDecoder().decode([Lossy<T>].self, from: data)
-                return items.compactMap(\.value)
-            } catch let error as ImportError {
-                summary.skippedFiles.append(.init(path: "\(path)/\(name)", reason: error.description))
-            } catch {
-                summary.skippedFiles.append(
-                    .init(path: "\(path)/\(name)", reason: "it is not a JSON array (\(Importer.describe(error)))"))
-            }
-            return []
-        }
-        var users = readList("users.json", as: UserRecord.self)
-        users += readList("org_users.json", as: UserRecord.self)
-        let listings: [(String, ConversationKind)] = [
-            ("channels.json", .channel), ("groups.json", .private), ("dms.json", .dm), ("mpims.json", .mpim),
-        ]
-        var records: [(ConversationRecord, ConversationKind)] = []
-        for (file, kind) in listings {
-            records += readList(file, as: ConversationRecord.self).map { ($0, kind) }
-        }
-
-        // 2. Workspace, users, conversations.
-        let handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { first, _ in first })
-        let teamID = Importer.mostCommon(users.compactMap(\.teamID)) ?? "local"
-        var folderToRowID: [String: Int64] = [:]
-        var seenFolders = Set<String>()
-        var inputs: [Archive.ConversationInput] = []
-        for (record, kind) in records {
-            let folder: String
-            let name: String
-            switch kind {
-            case .dm:
-                folder = record.id
-                name = record.members.map { "@" + (handles[$0] ?? $0) }.joined(separator: ", ")
-            default:
-                name = record.name ?? record.id
-                folder = name
-            }
-            seenFolders.insert(folder)
-            inputs.append(
-                .init(
-                    slackID: record.id, kind: kind, name: name.isEmpty ? record.id : name, folder: folder,
-                    created: record.created, topic: record.topic, purpose: record.purpose,
-                    isArchived: record.isArchived, members: record.members))
-        }
-        let dayFolders = Set(source.dayFiles.map(\.folder))
-        for folder in dayFolders.subtracting(seenFolders).sorted() {
-            summary.notes.append(
-                "Folder '\(folder)' is not in any listing file; its messages were imported as channel '\(folder)'.")
-            inputs.append(
-                .init(
-                    slackID: folder, kind: .channel, name: folder, folder: folder, created: nil, topic: nil,
-                    purpose: nil, isArchived: false, members: []))
-        }
-        var names = NameDirectory()
-        var preexisting = Set<Int64>()
-        try archive.write { db in
-            let workspaceID = try Archive.upsertWorkspace(teamID: teamID, domain: nil, in: db)
-            let (added, updated) = try Archive.upsertUsers(users, in: db)
-            summary.usersAdded = added
-            summary.usersUpdated = updated
-            for input in inputs {
-                let (rowID, outcome) = try Archive.upsertConversation(input, workspaceID: workspaceID, in: db)
-                if let folder = input.folder { folderToRowID[folder] = rowID }
-                switch outcome {
-                case .added: summary.conversationsAdded += 1
-                case .updated: summary.conversationsUpdated += 1
-                case .unchanged: summary.conversationsUnchanged += 1
-                }
-            }
-            preexisting = try Archive.conversationsWithMessages(Set(folderToRowID.values), in: db)
-            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
-            for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
-        }
-
-        // 3. Day files, date by date: reader thread → bounded queue → this thread writes.
+    /// Streams the day files, date by date: a reader thread reads and prepares them into a bounded queue while
+    /// this thread hands the batches to the store's bulk-import session.
+    private func importDayFiles(
+        of source: any ExportSource, listings: ExportListingsResult, started: Date, summary: inout ImportSummary,
+        progress: ProgressHandler?
+    ) throws {
         let files = source.dayFiles.sorted { ($0.name, $0.folder) < ($1.name, $1.folder) }
         let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth)
         let reader = ReaderJob(
-            source: source, files: files, folderToRowID: folderToRowID, names: names, batchSize: batchSize,
-            queue: queue)
+            source: source, files: files, folderToRowID: listings.rowIDsByFolder, names: try archive.nameDirectory(),
+            batchSize: batchSize, queue: queue)
         let thread = Thread { reader.run() }
         thread.stackSize = 8 << 20
         thread.start()
-
-        // Transactions of `commitMessages` messages (several reader batches): FTS5 flushes its pending terms and
-        // SQLite writes the touched pages at every commit, so bigger transactions write less (1M messages:
-        // 30.8 s with 2,000 per commit, 27.3 s with 20,000; RSS unchanged at ~192 MB).
-        //
-        // Checkpoints happen on their own thread (`Checkpointer`) instead of inside the writer's commits, which
-        // had cost the writer 5.4 s of the 27.3 s; the WAL starts over every `checkpointPages` pages (256 MB)
-        // and is truncated at the end.
-        let wal = WALLength()
-        archive.pool.writeWithoutTransaction { db in wal.install(on: db) }
-        defer {
-            try? archive.pool.writeWithoutTransaction { db in
-                try wal.uninstall(from: db)
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            }
-        }
-        // Declared after the deferred TRUNCATE, so stopped before it on every path.
-        let checkpointer = try? Checkpointer(path: archive.path)
-        defer { _ = checkpointer?.stop() }
         var bytesDone: Int64 = 0
         var filesDone = 0
-        var domain: String?
         var writeError: (any Error)?
-        let checkpointPages: Int32 = 16_000
-        var replyCounts = ReplyCountCheck()
-        archive.pool.writeWithoutTransaction { db in
-            var inTransaction = false
-            var pending = 0
+        // On a write error the queue is drained so the reader can finish; the store rolls back the open
+        // transaction when the error is rethrown.
+        try archive.bulkImport(listings, commitMessages: commitMessages) { session in
             while let batch = queue.pop() {
-                if writeError != nil { continue }  // drain so the reader can finish
+                if writeError != nil { continue }
                 do {
-                    let writeStart = ContinuousClock.now
-                    defer { summary.phases.write += writeStart.duration(to: .now).seconds }
-                    summary.phases.add(batch.phases)
-                    if !inTransaction {
-                        try db.beginTransaction()
-                        inTransaction = true
-                    }
-                    summary.placeholderUsers += try Archive.insertPlaceholders(batch.placeholders, in: db)
-                    var writer = try MessageWriter(db)
-                    // Through a buffer pointer: the messages are borrowed, not copied (a copy retains a dozen
-                    // strings; copies were ~1% of the import's samples).
-                    try batch.messages.withUnsafeBufferPointer { messages in
-                        for index in messages.indices {
-                            let outcome = try writer.upsert(messages[index])
-                            replyCounts.note(messages[index], outcome)
-                            switch outcome {
-                            case .added: summary.messagesAdded += 1
-                            case .updated: summary.messagesUpdated += 1
-                            case .unchanged: summary.messagesUnchanged += 1
-                            }
-                        }
-                    }
-                    summary.phases.index += writer.indexSeconds
-                    summary.phases.write -= writer.indexSeconds
-                    for deletion in batch.deletions {
-                        try Archive.delete(conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
-                    }
-                    pending += batch.messages.count + batch.deletions.count
-                    if pending >= commitMessages {
-                        try db.commit()
-                        inTransaction = false
-                        pending = 0
-                        // The WAL starts over at the next transaction when every frame has been copied: wait
-                        // for that once it is long; otherwise let the checkpoint thread copy in the background.
-                        // Without a checkpoint thread (its connection could not open), the writer copies.
-                        let ticket = checkpointer?.request()
-                        if wal.current >= checkpointPages {
-                            let clock = ContinuousClock.now
-                            if let checkpointer, let ticket {
-                                try checkpointer.wait(for: ticket)
-                            } else {
-                                try WALLength.checkpoint(db)
-                            }
-                            let waited = clock.duration(to: .now).seconds
-                            summary.phases.write -= waited
-                            summary.phases.checkpoint += waited
-                        }
-                    }
+                    try write(batch, to: &session, summary: &summary)
                 } catch {
                     writeError = error
                     queue.close()
                     continue
                 }
-                for (reason, count) in batch.skipReasons { summary.skipMessage(reason, count: count) }
-                summary.skippedFiles += batch.skippedFiles
                 bytesDone += batch.bytes
                 filesDone += batch.files
-                if domain == nil { domain = batch.domain }
                 progress?(
                     ImportProgress(
-                        bytesDone: bytesDone, bytesTotal: totalBytes,
-                        messagesDone: summary.messagesRead, filesDone: filesDone, filesTotal: files.count,
-                        elapsed: Date().timeIntervalSince(started)))
+                        bytesDone: bytesDone, bytesTotal: totalBytes, messagesDone: summary.messagesRead,
+                        filesDone: filesDone, filesTotal: files.count, elapsed: Date().timeIntervalSince(started)))
             }
-            if inTransaction {
-                do {
-                    if writeError == nil { try db.commit() } else { try db.rollback() }
-                } catch {
-                    if writeError == nil { writeError = error }
-                }
-            }
-        }
-        if let writeError { throw writeError }
-        try archive.write { db in
-            if let domain { _ = try Archive.upsertWorkspace(teamID: teamID, domain: domain, in: db) }
-            _ = try Archive.applyPendingEvents(in: db)
-            // Replies that arrived earlier through sync pages count for the parents this export brought; in
-            // conversations new to the archive, only threads whose replies outnumber their declared count.
-            for rowID in preexisting { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
-            for (rowID, keys) in replyCounts.threadsToRecount() where !preexisting.contains(rowID) {
-                try Archive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
-            }
+            if let writeError { throw writeError }
         }
         summary.dayFiles = files.count
         summary.bytes = totalBytes
-        summary.seconds = Date().timeIntervalSince(started)
-        return summary
+    }
+
+    /// Writes one reader batch through the session and adds what happened to the summary.
+    private func write(
+        _ batch: ReaderBatch, to session: inout BulkImportSession, summary: inout ImportSummary
+    ) throws {
+        let writeStart = ContinuousClock.now
+        summary.phases.add(batch.phases)
+        if let domain = batch.domain { session.workspaceDomain = domain }
+        let result = try session.write(batch.store)
+        summary.add(result.counts)
+        summary.phases.index += result.indexSeconds
+        summary.phases.checkpoint += result.checkpointSeconds
+        summary.phases.write +=
+            writeStart.duration(to: .now).seconds - result.indexSeconds - result.checkpointSeconds
+        for (reason, count) in batch.skipReasons { summary.skipMessage(reason, count: count) }
+        summary.skippedFiles += batch.skippedFiles
     }
 
     static func mostCommon(_ values: [String]) -> String? {
@@ -309,15 +174,10 @@ public final class Importer: Sendable {
     }
 }
 
-/// A batch of prepared messages and the bookkeeping that goes with it.
+/// A batch of prepared messages for the store and the bookkeeping that goes with it.
 struct ReaderBatch: Sendable {
-    struct Deletion: Sendable {
-        var conversationRowID: Int64
-        var tsKey: Int64
-    }
-    var messages: [PreparedMessage] = []
-    var deletions: [Deletion] = []
-    var placeholders: [User] = []
+    /// What the store writes.
+    var store = ImportBatch()
     var skipReasons: [String: Int] = [:]
     var skippedFiles: [ImportSummary.SkippedFile] = []
     var bytes: Int64 = 0
@@ -363,7 +223,7 @@ final class ReaderJob: @unchecked Sendable {
             // All files of one date (files are sorted by date, then folder).
             var end = index + 1
             while end < files.count && files[end].name == files[index].name { end += 1 }
-            let dayStart = batch.messages.count
+            let dayStart = batch.store.messages.count
             for file in files[index..<end] {
                 batch.files += 1
                 batch.bytes += file.size
@@ -381,15 +241,15 @@ final class ReaderJob: @unchecked Sendable {
             }
             index = end
             // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
-            ReaderJob.sortStable(&batch.messages, from: dayStart)
-            if batch.messages.count >= batchSize {
-                batch.placeholders = preparer.takePlaceholders()
+            ReaderJob.sortStable(&batch.store.messages, from: dayStart)
+            if batch.store.messages.count >= batchSize {
+                batch.store.placeholders = preparer.takePlaceholders()
                 batch.domain = preparer.domain
                 guard queue.push(batch) else { return }
                 batch = ReaderBatch()
             }
         }
-        batch.placeholders = preparer.takePlaceholders()
+        batch.store.placeholders = preparer.takePlaceholders()
         batch.domain = preparer.domain
         queue.push(batch)
     }
@@ -447,7 +307,7 @@ final class ReaderJob: @unchecked Sendable {
             }
             if record.subtype == "message_deleted" {
                 if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) {
-                    batch.deletions.append(.init(conversationRowID: conversationRowID, tsKey: key))
+                    batch.store.deletions.append(.init(conversationRowID: conversationRowID, tsKey: key))
                 }
                 continue
             }
@@ -461,7 +321,7 @@ final class ReaderJob: @unchecked Sendable {
             // table keeps the names, so the archive keeps the rest of the message as Slack wrote it.
             let raw = JSONSlicer.text(of: range, in: sliced.bytes, removing: "user_profile")
             switch preparer.prepare(record, raw: raw, conversationRowID: conversationRowID) {
-            case .success(let message): batch.messages.append(message)
+            case .success(let message): batch.store.messages.append(message)
             case .failure(let rejection): batch.skipReasons[rejection.rawValue, default: 0] += 1
             }
         }

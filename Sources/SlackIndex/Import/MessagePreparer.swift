@@ -126,8 +126,8 @@ struct MessagePreparer {
                 username: record.username, subtype: record.subtype, threadTS: threadTS, threadKey: threadKey,
                 replyCount: record.replyCount ?? 0, editedTS: record.editedTS, editedKey: editedKey,
                 flags: flags.rawValue, text: record.text, searchText: searchText,
-                searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions.map(PreparedReaction.init),
-                files: record.files))
+                searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions.map { PreparedReaction(name: $0.name, count: $0.count, users: $0.users) },
+                files: record.files.map(\.prepared)))
     }
 
     /// `acme` from `https://acme.slack.com/…`.
@@ -139,5 +139,14 @@ struct MessagePreparer {
         let name = host.dropLast(".slack.com".count)
         guard !name.isEmpty, !name.contains(".") || name.hasSuffix(".enterprise") else { return nil }
         return String(name)
+    }
+}
+
+extension FileRecord {
+    /// The file as the store takes it.
+    var prepared: PreparedFile {
+        PreparedFile(
+            id: id, name: name, title: title, mimetype: mimetype, filetype: filetype, size: size, mode: mode,
+            urlPrivate: urlPrivate, urlPrivateDownload: urlPrivateDownload, permalink: permalink)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Importing API sync pages: `conversations.history` / `conversations.replies` responses, event pages
 /// (`message_changed`, `message_deleted`), bare JSON arrays of messages and `{"messages": [...]}` files.
@@ -88,12 +87,7 @@ extension Importer {
         let started = Date()
         var summary = ImportSummary()
         summary.sources = [path]
-        var names = NameDirectory()
-        try archive.write { db in
-            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
-            for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
-        }
-        var preparer = MessagePreparer(names: names)
+        var preparer = MessagePreparer(names: try archive.nameDirectory())
         for (owner, files) in try Importer.pageSets(at: path, conversation: conversation) {
             let target: Conversation
             switch owner {
@@ -103,13 +97,9 @@ extension Importer {
                 if let existing = try? archive.conversation(named: id) {
                     target = existing
                 } else {
-                    try archive.write { db in
-                        let input = Archive.ConversationInput(
-                            slackID: id, kind: kind, name: name, folder: nil, created: nil, topic: nil, purpose: nil,
-                            isArchived: false, members: [])
-                        _ = try Archive.upsertConversation(input, workspaceID: nil, in: db)
+                    if try archive.addConversationIfMissing(ConversationInput(slackID: id, kind: kind, name: name)) {
+                        summary.conversationsAdded += 1
                     }
-                    summary.conversationsAdded += 1
                     target = try archive.conversation(named: id)
                 }
             }
@@ -120,9 +110,9 @@ extension Importer {
                     summary.skippedFiles.append(.init(path: file, reason: error.description))
                 }
             }
-            try archive.write { db in try Archive.refreshReplyCounts(conversationRowID: target.rowID, in: db) }
+            try archive.recountReplies(conversations: [target.rowID])
         }
-        try archive.write { db in _ = try Archive.applyPendingEvents(in: db) }
+        try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }
@@ -148,18 +138,19 @@ extension Importer {
         /// Messages on the page (including edits and deletions).
         var messages = 0
         /// Thread parents with replies: their ts and `latest_reply` when given.
-        var threads: [(ts: String, latestReply: String?)] = []
+        var threads: [SyncThreadMark] = []
     }
 
     /// Applies one page (a `conversations.history` / `.replies` answer, an event page, or a bare array) to the
-    /// archive in one transaction, with `alsoWrite` run in that same transaction (sync bookkeeping).
+    /// archive in one transaction, with the sync progress `sync` derives from the page recorded in that same
+    /// transaction.
     ///
     /// - Parameter recordSpan: record the page's span for gap reports (history pages; not replies).
     /// - Throws: `ImportError.malformedJSON` naming `source` when the bytes are not a page.
     func applyPage(
         _ bytes: [UInt8], source: String, into conversation: Conversation, preparer: inout MessagePreparer,
         summary: inout ImportSummary, recordSpan: Bool = true, extraFlags: MessageFlags = [],
-        alsoWrite: ((Database, PageOutcome) throws -> Void)? = nil
+        sync: ((PageOutcome) -> SyncProgress)? = nil
     ) throws -> PageOutcome {
         let page = bytes.withUnsafeBytes { JSONSlicer($0) }
         guard page.isComplete else {
@@ -192,9 +183,7 @@ extension Importer {
         let records: [MessageRecord?] = page.bytes.withUnsafeBufferPointer { buffer in
             elements.map { try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[$0])) }
         }
-        var prepared: [PreparedMessage] = []
-        var deletions: [Int64] = []
-        var reactions: [ReactionEvent] = []
+        var write = PageWrite(conversationRowID: conversation.rowID)
         outcome.messages = records.count
         for (index, element) in records.enumerated() {
             guard let record = element else {
@@ -202,15 +191,15 @@ extension Importer {
                 continue
             }
             if record.type == "reaction_added" || record.type == "reaction_removed" {
-                if let event = ReactionEvent(page.bytes[elements[index]]) {
-                    reactions.append(event)
+                if let event = ReactionEvent(json: page.bytes[elements[index]]) {
+                    write.reactions.append(event)
                 } else {
                     summary.skipMessage("reaction event without reaction, user or item ts")
                 }
                 continue
             }
             if record.subtype == "message_deleted" {
-                if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) { deletions.append(key) }
+                if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) { write.deletions.append(key) }
                 continue
             }
             var range = elements[index]
@@ -223,49 +212,30 @@ extension Importer {
                 let latest = JSONSlicer.valueRange(ofKey: "latest_reply", in: page.bytes, object: range).map {
                     String(decoding: page.bytes[$0], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                 }
-                outcome.threads.append((ts, latest))
+                outcome.threads.append(SyncThreadMark(ts: ts, latestReply: latest))
             }
             let raw = JSONSlicer.text(of: range, in: page.bytes, removing: "user_profile")
             switch preparer.prepare(record, raw: raw, conversationRowID: conversation.rowID) {
             case .success(var message):
                 message.flags |= extraFlags.rawValue
-                prepared.append(message)
+                write.messages.append(message)
             case .failure(let rejection): summary.skipMessage(rejection.rawValue)
             }
         }
-        let placeholders = preparer.takePlaceholders()
+        write.placeholders = preparer.takePlaceholders()
         // The page's span, for gap reports.
-        let newestMessage = prepared.max { $0.tsKey < $1.tsKey }
-        let oldestMessage = prepared.min { $0.tsKey < $1.tsKey }
+        let newestMessage = write.messages.max { $0.tsKey < $1.tsKey }
+        let oldestMessage = write.messages.min { $0.tsKey < $1.tsKey }
         outcome.newestTS = newestMessage?.ts
         outcome.oldestTS = oldestMessage?.ts
-        let newest = newestMessage.flatMap { SlackTimestamp($0.ts) }
-        let nextKey = cursor.flatMap(Importer.cursorKey)
-        try archive.write { db in
-            if recordSpan, let newest, let oldest = oldestMessage?.tsKey, !page.isArray {
-                try Archive.recordPage(
-                    conversationRowID: conversation.rowID, newest: newest, oldestKey: oldest, nextKey: nextKey,
-                    cursor: cursor, in: db)
-            }
-            summary.placeholderUsers += try Archive.insertPlaceholders(placeholders, in: db)
-            var writer = try MessageWriter(db)
-            for message in prepared {
-                switch try writer.upsert(message) {
-                case .added: summary.messagesAdded += 1
-                case .updated: summary.messagesUpdated += 1
-                case .unchanged: summary.messagesUnchanged += 1
-                }
-            }
-            for key in deletions {
-                try Archive.delete(conversationRowID: conversation.rowID, tsKey: key, in: db)
-            }
-            for event in reactions {
-                try Archive.react(
-                    conversationRowID: conversation.rowID, tsKey: event.tsKey, name: event.name, userID: event.user,
-                    added: event.added, in: db)
-            }
-            try alsoWrite?(db, outcome)
+        if recordSpan, !page.isArray, let newest = newestMessage.flatMap({ SlackTimestamp($0.ts) }),
+            let oldest = oldestMessage?.tsKey
+        {
+            write.span = PageWrite.Span(
+                newest: newest, oldestKey: oldest, nextKey: cursor.flatMap(Importer.cursorKey), cursor: cursor)
         }
+        write.sync = sync?(outcome)
+        summary.add(try archive.apply(page: write))
         return outcome
     }
 }
@@ -284,23 +254,15 @@ extension Importer {
     }
 }
 
-/// A `reaction_added` / `reaction_removed` event: `{"type", "user", "reaction", "item": {"ts"}}`.
-private struct ReactionEvent {
-    var added: Bool
-    var user: String
-    var name: String
-    var tsKey: Int64
-
-    init?(_ bytes: ArraySlice<UInt8>) {
+extension ReactionEvent {
+    /// A `reaction_added` / `reaction_removed` event: `{"type", "user", "reaction", "item": {"ts"}}`.
+    fileprivate init?(json bytes: ArraySlice<UInt8>) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
             let type = object["type"] as? String, let user = object["user"] as? String,
             let name = object["reaction"] as? String, let item = object["item"] as? [String: Any],
             let ts = item["ts"] as? String, let key = SlackTimestamp.parseKey(ts)
         else { return nil }
-        added = type == "reaction_added"
-        self.user = user
-        self.name = name
-        tsKey = key
+        self.init(added: type == "reaction_added", userID: user, name: name, tsKey: key)
     }
 }
 

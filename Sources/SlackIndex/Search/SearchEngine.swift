@@ -1,5 +1,16 @@
 import Foundation
 
+extension SearchQuery.Term {
+    /// The term as the store matches it.
+    var textTerm: TextTerm {
+        switch kind {
+        case .word: TextTerm(.word, text)
+        case .phrase: TextTerm(.phrase, text)
+        case .prefix: TextTerm(.prefix, text)
+        }
+    }
+}
+
 /// How results are ordered.
 public enum SearchSort: String, Sendable, CaseIterable {
     /// bm25 blended with recency; ties newest first.
@@ -55,8 +66,7 @@ public enum SearchError: Error, CustomStringConvertible, Sendable {
         case .ambiguousConversation(let name, let candidates):
             "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
         case .meUnknown:
-            "'me' needs to know who you are: pass --me HANDLE, set SLACKINDEX_ME, or put {\"me\": \"HANDLE\"} in "
-                + "~/.config/slackindex/config.json."
+            "'me' needs to know who you are: set SearchOptions.me to your handle or user id."
         case .nothingToSearch(let text):
             "Nothing to search for in '\(text)': give a word, a \"phrase\" or a filter such as in:#general."
         }
@@ -87,23 +97,18 @@ public struct SearchEngine: Sendable {
         guard var resolved = try resolve(query, options: options) else {
             return SearchResults(hits: [], notes: notes, windowed: false)
         }
-        resolved.positive = try expandedPositive(query, notes: &notes) ?? resolved.positive
-        if let positive = resolved.positive, let negative = resolved.negative {
-            // With words to match, FTS5's own NOT checks exclusions lazily, match by match; `NOT IN (subquery)`
-            // would first collect every message holding the excluded word (~100 ms for a very common one).
-            resolved.positive = "(\(positive)) NOT (\(negative))"
-            resolved.negative = nil
-        }
-        if resolved.positive == nil {
+        resolved.words = try expandingPrefixes(resolved.words, notes: &notes)
+        if resolved.words.isEmpty {
             if query.terms.contains(where: { !$0.negated }) {
                 // Words were given but none is searchable (punctuation only): nothing can match.
                 return SearchResults(hits: [], notes: notes, windowed: false)
             }
-            if resolved.negative == nil && query.filters.isEmpty {
+            if resolved.excluded.isEmpty && query.filters.isEmpty {
                 throw SearchError.nothingToSearch(text)
             }
-            let hits = try archive.filterOnly(
+            let messages = try archive.filterOnly(
                 resolved, newestFirst: options.sort != .oldest, limit: max(0, options.limit))
+            let hits = messages.map { SearchHit(message: $0, snippet: $0.plainText, score: 0) }
             return SearchResults(hits: hits, notes: notes, windowed: false)
         }
         let snippets = SnippetBuilder(terms: query.terms)
@@ -126,34 +131,30 @@ public struct SearchEngine: Sendable {
             if windowed {
                 notes.append(
                     "More than \(window) messages match; ranked the newest \(window) by relevance "
-                        + "(add words or filters, or use --sort newest).")
+                        + "(add words or filters, or sort by date).")
             }
             let ranked = SearchEngine.rank(candidates).prefix(max(0, options.limit))
             return SearchResults(hits: try hits(ranked.map { ($0.sortKey, $0.score) }), notes: notes, windowed: windowed)
         }
     }
 
-    /// The positive FTS expression with prefix terms replaced by an OR of the index's most frequent words with
-    /// that prefix (at most `maxPrefixWords`; a note says when more exist). Nil when there is no prefix term.
-    private func expandedPositive(_ query: SearchQuery, notes: inout [String]) throws -> String? {
-        let positive = query.terms.filter { !$0.negated }
-        guard positive.contains(where: { $0.kind == .prefix }) else { return nil }
-        var parts: [String] = []
-        for term in positive {
+    /// The terms with each prefix replaced by the index's most frequent words with that prefix (at most
+    /// `maxPrefixWords`; a note says when more exist).
+    ///
+    /// The index answers a prefix by merging the doclists of every such word before it can return the newest
+    /// match (0.3 s for `valu*` on 1M messages); a choice among the words lets it merge lazily and stop early.
+    private func expandingPrefixes(_ terms: [TextTerm], notes: inout [String]) throws -> [TextTerm] {
+        try terms.map { term in
             let stem = term.text.lowercased()
-            if term.kind == .prefix, stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) }) {
-                let (words, total) = try archive.prefixExpansion(stem, limit: SearchEngine.maxPrefixWords)
-                if words.isEmpty { return "\"\u{1}nomatch\"" }  // no word has this prefix: nothing matches
-                if total > words.count {
-                    notes.append(
-                        "\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")
-                }
-                parts.append("(" + words.compactMap(FTSExpression.literal).joined(separator: " OR ") + ")")
-            } else if let expression = FTSExpression.expression(for: term) {
-                parts.append(expression)
+            guard term.kind == .prefix,
+                stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) })
+            else { return term }
+            let (words, total) = try archive.prefixExpansion(stem, limit: SearchEngine.maxPrefixWords)
+            if total > words.count {
+                notes.append("\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")
             }
+            return TextTerm(.anyWord(words), term.text)
         }
-        return parts.isEmpty ? nil : parts.joined(separator: " AND ")
     }
 
     /// How many words a prefix expands to at most.
@@ -164,7 +165,7 @@ public struct SearchEngine: Sendable {
         let query = QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         guard let resolved = try resolve(query, options: options) else { return (0, query.notes) }
-        if resolved.positive == nil && query.terms.contains(where: { !$0.negated }) { return (0, query.notes) }
+        if resolved.words.isEmpty && query.terms.contains(where: { !$0.negated }) { return (0, query.notes) }
         return (try archive.searchCount(resolved), query.notes)
     }
 
@@ -173,7 +174,7 @@ public struct SearchEngine: Sendable {
     /// score = −bm25 × (1 + 0.5 × e^(−age / 180 days)), age measured from the newest candidate, so an old
     /// archive ranks the same today as on the day it was made.
     /// - Complexity: O(k log k).
-    static func rank(_ candidates: [Archive.Candidate]) -> [(sortKey: Int64, score: Double)] {
+    static func rank(_ candidates: [SearchCandidate]) -> [(sortKey: Int64, score: Double)] {
         guard let newest = candidates.map(\.tsKey).max() else { return [] }
         let halfLife = 180.0 * 86_400 * 1_000_000
         return candidates.map { candidate -> (sortKey: Int64, score: Double) in
@@ -188,9 +189,10 @@ public struct SearchEngine: Sendable {
     /// Resolves names to ids. Returns nil when the filters cannot match anything (contradictory dates).
     func resolve(_ query: SearchQuery, options: SearchOptions) throws -> ResolvedSearch? {
         var resolved = ResolvedSearch()
-        let (positive, negative) = query.ftsMatch()
-        resolved.positive = positive
-        resolved.negative = negative
+        // Terms without a letter or digit would match nothing: they are left out.
+        let searchable = query.terms.filter { IndexText.isSearchable($0.text) }
+        resolved.words = searchable.filter { !$0.negated }.map(\.textTerm)
+        resolved.excluded = searchable.filter(\.negated).map(\.textTerm)
         let bounds = query.timeBounds(in: options.timeZone)
         if bounds.isEmpty { return nil }
         resolved.lower = bounds.lower

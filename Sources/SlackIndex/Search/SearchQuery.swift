@@ -229,14 +229,8 @@ enum SyntaxText {
         text.isEmpty || text.unicodeScalars.contains(where: isSeparator)
     }
 
-    /// Whether a scalar is a letter or digit (general category L* or N*), i.e. something FTS5 indexes.
+    /// Whether a scalar is a letter or digit (general category L* or N*), i.e. something the index holds.
     static func isSearchable(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber:
-            return true
-        default:
-            return false
-        }
+        IndexText.isSearchable(scalar)
     }
 }

@@ -32,11 +32,3 @@ struct StableHash {
     /// The hash as a signed integer, the way SQLite stores it.
     var signed: Int64 { Int64(bitPattern: value) }
 }
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
-    }
-}

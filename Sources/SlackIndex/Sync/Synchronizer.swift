@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Keeps an archive current from a Slack-compatible Web API (`slackindex sync`).
 ///
@@ -123,8 +122,8 @@ public final class Synchronizer: Sendable {
             records += try JSONDecoder().decode(ChannelsPage.self, from: Data(body)).channels
         }
         let handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { a, _ in a })
-        let inputs = records.map { Self.input(for: $0, me: me, handles: handles) }
-        let stored = try archive.storeListings(users: users, conversations: inputs)
+        let inputs = records.map { $0.input(kind: $0.declaredKind, handles: handles, folder: false, me: me) }
+        let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs)
         summary.users = users.count
         summary.usersAdded = stored.usersAdded
         summary.conversationsAdded = stored.conversationsAdded
@@ -138,12 +137,7 @@ public final class Synchronizer: Sendable {
         summary.conversations = conversations.count
         state.conversationsTotal = conversations.count
 
-        var names = NameDirectory()
-        try archive.write { db in
-            for user in try Archive.knownUsers(in: db) { names.addUser(user) }
-            for (id, name) in try Archive.knownConversationNames(in: db) { names.addChannel(id: id, name: name) }
-        }
-        var preparer = MessagePreparer(names: names)
+        var preparer = MessagePreparer(names: try archive.nameDirectory())
         let importer = Importer(archive: archive)
 
         // 2. Histories.
@@ -166,10 +160,7 @@ public final class Synchronizer: Sendable {
             for thread in queued {
                 report("threads", state)
                 guard let conversation = byRowID[thread.conversationRowID] else {
-                    try archive.write { db in
-                        try Archive.advanceSyncThread(
-                            conversationRowID: thread.conversationRowID, threadTS: thread.threadTS, cursor: nil, in: db)
-                    }
+                    try archive.dropSyncThread(conversationRowID: thread.conversationRowID, threadTS: thread.threadTS)
                     continue
                 }
                 try await syncReplies(
@@ -179,11 +170,9 @@ public final class Synchronizer: Sendable {
                 state.threadsDone += 1
             }
             summary.threads = queued.count
-            try archive.write { db in
-                for rowID in touched { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
-            }
+            try archive.recountReplies(conversations: touched)
         }
-        try archive.write { db in _ = try Archive.applyPendingEvents(in: db) }
+        try archive.applyPendingEvents()
         report("done", state)
 
         let stats = client.stats
@@ -213,13 +202,13 @@ public final class Synchronizer: Sendable {
         _ conversation: Conversation, importer: Importer, preparer: inout MessagePreparer, summary: inout Summary,
         state: inout RunState, report: (String, RunState) -> Void
     ) async throws {
-        var run: Archive.SyncRun
+        var run: SyncRun
         if let stopped = try archive.syncRun(conversationRowID: conversation.rowID) {
             run = stopped
             summary.resumed += 1
         } else {
             let oldest = options.full ? nil : try archive.syncCheckpoint(conversationRowID: conversation.rowID)
-            run = Archive.SyncRun(oldestTS: oldest, topTS: nil, lowTS: nil, cursor: nil, pages: 0)
+            run = SyncRun(oldestTS: oldest)
         }
         while true {
             var parameters = [("channel", conversation.id), ("limit", String(options.pageSize))]
@@ -245,38 +234,23 @@ public final class Synchronizer: Sendable {
             let outcome = try importer.applyPage(
                 body, source: "conversations.history \(conversation.id)", into: conversation,
                 preparer: &preparer, summary: &state.importSummary
-            ) { db, outcome in
-                var next = before
-                next.pages += 1
-                next.topTS = Self.newer(next.topTS, outcome.newestTS)
-                next.lowTS = Self.older(next.lowTS, outcome.oldestTS)
-                next.cursor = outcome.cursor
-                // Always queued, even with `threads` off: the checkpoint moves past these parents, so a later
-                // run only finds them in the queue.
-                for thread in outcome.threads {
-                    try Archive.queueSyncThread(
-                        conversationRowID: conversation.rowID, threadTS: thread.ts, latestReply: thread.latestReply,
-                        in: db)
-                }
-                if outcome.cursor == nil || outcome.messages == 0 {
-                    try Archive.finishSyncRun(conversationRowID: conversation.rowID, topTS: next.topTS, in: db)
-                } else {
-                    try Archive.saveSyncRun(next, conversationRowID: conversation.rowID, in: db)
-                }
+            ) { outcome in
+                // Threads are always queued, even with `threads` off: the checkpoint moves past these parents, so
+                // a later run only finds them in the queue.
+                .history(
+                    run: Self.advanced(before, by: outcome), finished: outcome.cursor == nil || outcome.messages == 0,
+                    threads: outcome.threads)
             }
             summary.historyPages += 1
             summary.historyRefetched += state.importSummary.messagesUnchanged - unchangedBefore
-            run.pages += 1
-            run.topTS = Self.newer(run.topTS, outcome.newestTS)
-            run.lowTS = Self.older(run.lowTS, outcome.oldestTS)
-            run.cursor = outcome.cursor
+            run = Self.advanced(run, by: outcome)
             report("history", state)
             if outcome.cursor == nil || outcome.messages == 0 { return }
         }
     }
 
     private func syncReplies(
-        _ queued: Archive.SyncThread, in conversation: Conversation, importer: Importer,
+        _ queued: SyncThread, in conversation: Conversation, importer: Importer,
         preparer: inout MessagePreparer, summary: inout Summary, state: inout RunState
     ) async throws {
         var cursor = queued.cursor
@@ -296,19 +270,14 @@ public final class Synchronizer: Sendable {
                 where error == "thread_not_found" || Self.conversationErrors.contains(error)
             {
                 summary.refused.append("thread \(queued.threadTS) in \(conversation.displayName): \(error)")
-                try archive.write { db in
-                    try Archive.advanceSyncThread(
-                        conversationRowID: conversation.rowID, threadTS: queued.threadTS, cursor: nil, in: db)
-                }
+                try archive.dropSyncThread(conversationRowID: conversation.rowID, threadTS: queued.threadTS)
                 return
             }
             let outcome = try importer.applyPage(
                 body, source: "conversations.replies \(conversation.id) \(queued.threadTS)", into: conversation,
                 preparer: &preparer, summary: &state.importSummary, recordSpan: false
-            ) { db, outcome in
-                try Archive.advanceSyncThread(
-                    conversationRowID: conversation.rowID, threadTS: queued.threadTS,
-                    cursor: outcome.messages == 0 ? nil : outcome.cursor, in: db)
+            ) { outcome in
+                .thread(threadTS: queued.threadTS, cursor: outcome.messages == 0 ? nil : outcome.cursor)
             }
             summary.repliesPages += 1
             cursor = outcome.cursor
@@ -337,6 +306,16 @@ public final class Synchronizer: Sendable {
         "channel_not_found", "not_in_channel", "missing_scope", "access_denied", "is_archived",
     ]
 
+    /// A history run's state after one more page.
+    static func advanced(_ run: SyncRun, by page: Importer.PageOutcome) -> SyncRun {
+        var next = run
+        next.pages += 1
+        next.topTS = newer(next.topTS, page.newestTS)
+        next.lowTS = older(next.lowTS, page.oldestTS)
+        next.cursor = page.cursor
+        return next
+    }
+
     static func newer(_ a: String?, _ b: String?) -> String? {
         guard let a, let b else { return a ?? b }
         return (SlackTimestamp.parseKey(b) ?? 0) > (SlackTimestamp.parseKey(a) ?? 0) ? b : a
@@ -345,24 +324,6 @@ public final class Synchronizer: Sendable {
     static func older(_ a: String?, _ b: String?) -> String? {
         guard let a, let b else { return a ?? b }
         return (SlackTimestamp.parseKey(b) ?? 0) < (SlackTimestamp.parseKey(a) ?? 0) ? b : a
-    }
-
-    /// A listed conversation as the archive stores it; DMs are named after their members, as in exports.
-    static func input(for record: ConversationRecord, me: String?, handles: [String: String]) -> Archive.ConversationInput {
-        let kind: ConversationKind =
-            if record.isIM == true { .dm } else if record.isMPIM == true { .mpim } else if record.isPrivate == true {
-                .private
-            } else { .channel }
-        var members = record.members
-        var name = record.name ?? record.id
-        if kind == .dm {
-            if let me, !members.contains(me) { members.append(me) }
-            name = members.map { "@" + (handles[$0] ?? $0) }.joined(separator: ", ")
-        }
-        return Archive.ConversationInput(
-            slackID: record.id, kind: kind, name: name.isEmpty ? record.id : name, folder: nil,
-            created: record.created, topic: record.topic, purpose: record.purpose, isArchived: record.isArchived,
-            members: members)
     }
 
     private struct AuthTest: Decodable {

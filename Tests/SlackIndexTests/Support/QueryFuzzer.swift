@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// Builds hostile search strings from a grammar-ish alphabet of Slack and FTS5 syntax fragments.
 ///
@@ -104,5 +105,14 @@ enum FTSSubsetValidator {
             index += 1
         }
         return nil
+    }
+}
+
+extension SearchQuery {
+    /// The FTS5 expressions the store compiles for this query's terms (positive AND-chain, negative OR-chain),
+    /// before the store folds the negative side into the positive one.
+    func ftsMatch() -> (positive: String?, negative: String?) {
+        FTS5Query.expressions(
+            words: terms.filter { !$0.negated }.map(\.textTerm), excluded: terms.filter(\.negated).map(\.textTerm))
     }
 }

@@ -45,9 +45,9 @@ struct MessageWriter {
     /// A deleted message stays deleted (its text is updated but it does not return to search).
     /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
     mutating func upsert(_ m: PreparedMessage) throws -> UpsertOutcome {
-        // The id is ts × 64 + a tie-breaker for messages of other conversations with the same ts.
-        for tieBreaker in Int64(0)..<64 {
-            let id = m.tsKey &* 64 &+ tieBreaker
+        // The id is the ts plus a tie-breaker for messages of other conversations with the same ts (`MessageID`).
+        for tieBreaker in Int64(0)..<MessageID.tieBreakers {
+            let id = MessageID(tsKey: m.tsKey, tieBreaker: tieBreaker).rawValue
             try insertRow(m, id: id)
             if sqlite3_changes(db.sqliteConnection) == 1 {
                 let start = ContinuousClock.now
@@ -59,7 +59,7 @@ struct MessageWriter {
             // Either this message is stored already, or another conversation's message holds this id.
             if let outcome = try update(m) { return outcome }
         }
-        throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "more than 64 messages share ts \(m.ts)")
+        throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "more than \(MessageID.tieBreakers) messages share ts \(m.ts)")
     }
 
     // The two statements every imported message runs are bound and stepped through SQLite's C API directly:

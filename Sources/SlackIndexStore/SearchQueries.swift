@@ -1,48 +1,78 @@
 import Foundation
 import GRDB
 
-/// A search with every name resolved to ids: what the store runs.
-public struct ResolvedSearch: Sendable {
-    /// FTS5 expression every hit matches (already quoted; never raw user text), or nil for filters only.
-    public var positive: String?
-    /// FTS5 expression no hit may match.
-    public var negative: String?
-    /// Posted at or after / before, in microseconds (`ts_key`).
-    public var lower: Int64?
-    public var upper: Int64?
-    /// Conversation row ids a hit must be in (any of), or nil for all.
-    public var inConversations: [Int64]?
-    public var notInConversations: [Int64] = []
-    /// Author ids a hit must have (any of), or nil for all.
-    public var fromUsers: [String]?
-    public var notFromUsers: [String] = []
-    /// `to:`: DMs with the user, or a mention of the user.
-    public var toUsers: [(userID: String, conversations: [Int64])] = []
-    /// `with:`: DMs with the user, or threads the user posted in.
-    public var withUsers: [(userID: String, conversations: [Int64])] = []
-    /// Flags a hit must all have (has:link, has:file, has:reaction, has:pin).
-    public var requiredFlags: MessageFlags = []
-    /// Reactions a hit must carry (`has::emoji:`), each name also matching its skin-tone variants.
-    public var reactions: [String] = []
-    /// `is:thread`.
-    public var inThread = false
+/// A word, phrase or prefix of a search, as the store matches it.
+package struct TextTerm: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
+        /// A single word.
+        case word
+        /// An exact phrase: the words of `text`, in order.
+        case phrase
+        /// Words starting with `text`.
+        case prefix
+        /// Any of these words (a prefix expanded through the index's vocabulary; none: nothing matches).
+        case anyWord([String])
+    }
 
-    public init() {}
+    package var kind: Kind
+    /// The word, phrase or prefix stem as the user wrote it (no quotes, `*` or `-`).
+    package var text: String
+
+    package init(_ kind: Kind, _ text: String) {
+        self.kind = kind
+        self.text = text
+    }
+}
+
+/// One search candidate: its message id (the sort key), bm25 (lower is better) and time.
+package struct SearchCandidate: Sendable, Equatable {
+    package var sortKey: Int64
+    package var bm25: Double
+    package var tsKey: Int64
+
+    package init(sortKey: Int64, bm25: Double, tsKey: Int64) {
+        self.sortKey = sortKey
+        self.bm25 = bm25
+        self.tsKey = tsKey
+    }
+}
+
+/// A search with every name resolved to ids: what the store runs.
+package struct ResolvedSearch: Sendable {
+    /// Terms every hit matches (empty: filters only).
+    package var words: [TextTerm] = []
+    /// Terms no hit may match.
+    package var excluded: [TextTerm] = []
+    /// Posted at or after / before, in microseconds (`ts_key`).
+    package var lower: Int64?
+    package var upper: Int64?
+    /// Conversation row ids a hit must be in (any of), or nil for all.
+    package var inConversations: [Int64]?
+    package var notInConversations: [Int64] = []
+    /// Author ids a hit must have (any of), or nil for all.
+    package var fromUsers: [String]?
+    package var notFromUsers: [String] = []
+    /// `to:`: DMs with the user, or a mention of the user.
+    package var toUsers: [(userID: String, conversations: [Int64])] = []
+    /// `with:`: DMs with the user, or threads the user posted in.
+    package var withUsers: [(userID: String, conversations: [Int64])] = []
+    /// Flags a hit must all have (has:link, has:file, has:reaction, has:pin).
+    package var requiredFlags: MessageFlags = []
+    /// Reactions a hit must carry (`has::emoji:`), each name also matching its skin-tone variants.
+    package var reactions: [String] = []
+    /// `is:thread`.
+    package var inThread = false
+
+    package init() {}
 
     /// True when a filter needs the message row (anything but words and dates).
-    var hasRowFilters: Bool {
+    package var hasRowFilters: Bool {
         inConversations != nil || !notInConversations.isEmpty || fromUsers != nil || !notFromUsers.isEmpty
             || !toUsers.isEmpty || !withUsers.isEmpty || !requiredFlags.isEmpty || !reactions.isEmpty || inThread
     }
 }
 
 extension Archive {
-    /// One candidate: its sort key, bm25 (lower is better) and time.
-    struct Candidate: Sendable {
-        var sortKey: Int64
-        var bm25: Double
-        var tsKey: Int64
-    }
 
     /// Filter conditions over `message m` and their arguments, shared by every plan.
     private static func conditions(_ s: ResolvedSearch) -> (sql: String, arguments: StatementArguments) {
@@ -72,7 +102,7 @@ extension Archive {
                     (SELECT rowid FROM message_fts WHERE message_fts MATCH ?))
                 """)
             arguments += StatementArguments(dms)
-            arguments += [FTSExpression.literal(userID).map { "search_extra : " + $0 } ?? "\"\""]
+            arguments += [FTS5Query.literal(userID).map { "search_extra : " + $0 } ?? "\"\""]
         }
         for (userID, dms) in s.withUsers {
             parts.append(
@@ -96,7 +126,7 @@ extension Archive {
             arguments += [name, name.utf8.count + 2, name + "::"]
         }
         if s.inThread { parts.append("m.thread_key IS NOT NULL") }
-        if let negative = s.negative {
+        if let negative = FTS5Query.match(s).negative {
             parts.append("m.id NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)")
             arguments += [negative]
         }
@@ -105,8 +135,8 @@ extension Archive {
 
     /// The sort-key range of the time bounds: `[lower × 64, upper × 64)`.
     private static func sortKeyRange(_ s: ResolvedSearch) -> (Int64, Int64) {
-        let low = s.lower.map { $0 &* 64 } ?? Int64.min
-        let high = s.upper.map { $0 &* 64 } ?? Int64.max
+        let low = MessageID.lowerBound(atOrAfter: s.lower)
+        let high = MessageID.upperBound(before: s.upper)
         return (low, high)
     }
 
@@ -116,17 +146,18 @@ extension Archive {
     /// is bounded by `limit` for unfiltered queries however common the words are; bm25 is computed only for rows
     /// returned. Date bounds become rowid ranges inside FTS5.
     /// - Complexity: O(limit × log n) without selective filters; up to O(matches) with them.
-    func searchCandidates(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [Candidate] {
-        guard let positive = s.positive else { return [] }
+    package func searchCandidates(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [SearchCandidate] {
+        let (match, excluded) = FTS5Query.match(s)
+        guard let positive = match else { return [] }
         let (low, high) = Archive.sortKeyRange(s)
         let order = newestFirst ? "DESC" : "ASC"
         return try pool.read { db in
             if !s.hasRowFilters {
                 // Words (and dates) only: the index alone answers. Deleted messages are not in it, and the rowid
-                // is the message id, whose time is id / 64, so no message row is read at all.
+                // is the message id (`MessageID`), which holds its time, so no message row is read at all.
                 var arguments: StatementArguments = [positive, low, high]
                 var negative = ""
-                if let excluded = s.negative {
+                if let excluded {
                     negative = "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
                     arguments += [excluded]
                 }
@@ -139,7 +170,7 @@ extension Archive {
                         """)
                 return try Row.fetchAll(statement, arguments: arguments).map {
                     let id: Int64 = $0[0]
-                    return Candidate(sortKey: id, bm25: $0[1], tsKey: id >> 6)
+                    return SearchCandidate(sortKey: id, bm25: $0[1], tsKey: MessageID(rawValue: id).tsKey)
                 }
             }
             let (where_, filterArguments) = Archive.conditions(s)
@@ -155,7 +186,7 @@ extension Archive {
                     LIMIT ?
                     """)
             return try Row.fetchAll(statement, arguments: arguments).map {
-                Candidate(sortKey: $0[0], bm25: $0[1], tsKey: $0[2])
+                SearchCandidate(sortKey: $0[0], bm25: $0[1], tsKey: $0[2])
             }
         }
     }
@@ -163,7 +194,7 @@ extension Archive {
     /// The messages with the given ids, in the given order, with their scores.
     ///
     /// - Complexity: O(k log n) for k ids.
-    func messages(ids: [(Int64, Double)]) throws -> [(Message, Double)] {
+    package func messages(ids: [(Int64, Double)]) throws -> [(Message, Double)] {
         guard !ids.isEmpty else { return [] }
         return try pool.read { db in
             let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
@@ -184,7 +215,7 @@ extension Archive {
     ///
     /// - Complexity: O(limit × log n) when the filters are not selective; SQLite picks the index
     ///   (conversation, user or time) that fits the filters.
-    func filterOnly(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [SearchHit] {
+    package func filterOnly(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [Message] {
         let (where_, filterArguments) = Archive.conditions(s)
         let order = newestFirst ? "DESC" : "ASC"
         var arguments = StatementArguments()
@@ -215,21 +246,18 @@ extension Archive {
                     ORDER BY \(orderBy)
                     LIMIT ?
                     """, arguments: arguments)
-            return rows.map { row in
-                let message = MessageRows.message(row)
-                return SearchHit(message: message, snippet: message.plainText, score: 0)
-            }
+            return rows.map { MessageRows.message($0) }
         }
     }
 
     /// How many messages match.
     ///
     /// - Complexity: O(matches).
-    func searchCount(_ s: ResolvedSearch) throws -> Int {
+    package func searchCount(_ s: ResolvedSearch) throws -> Int {
         let (where_, filterArguments) = Archive.conditions(s)
         let (low, high) = Archive.sortKeyRange(s)
         return try pool.read { db in
-            if let positive = s.positive {
+            if let positive = FTS5Query.match(s).positive {
                 var arguments: StatementArguments = [positive, low, high]
                 arguments += filterArguments
                 return try Int.fetchOne(
@@ -252,7 +280,7 @@ extension Archive {
     /// FTS5 answers a prefix query by merging the doclists of every such word before it can return the newest
     /// match (0.3 s for `valu*` on 1M messages); an OR of the words lets it merge lazily and stop early.
     /// - Complexity: O(w log w) for the w words with the prefix.
-    func prefixExpansion(_ stem: String, limit: Int) throws -> (words: [String], total: Int) {
+    package func prefixExpansion(_ stem: String, limit: Int) throws -> (words: [String], total: Int) {
         try pool.read { db in
             let upper = stem + "\u{10FFFF}"
             let words = try String.fetchAll(
@@ -304,7 +332,7 @@ extension Archive {
     }
 
     /// DMs whose members are exactly `me` and `other` (or just `other`, when `me` is unknown).
-    func directMessages(with other: String, me: String?) throws -> [Int64] {
+    package func directMessages(with other: String, me: String?) throws -> [Int64] {
         try pool.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, members FROM conversation WHERE kind = 'dm'")
             return rows.compactMap { row -> Int64? in
@@ -317,7 +345,7 @@ extension Archive {
     }
 
     /// Conversations whose Slack id, name or folder is `name` (case-insensitive).
-    func conversations(matching name: String) throws -> [Conversation] {
+    package func conversations(matching name: String) throws -> [Conversation] {
         try pool.read { db in
             try Row.fetchAll(
                 db,

@@ -56,7 +56,7 @@ public struct Message: Sendable, Hashable {
     public var permalink: String? {
         guard let workspaceDomain, !workspaceDomain.isEmpty else { return nil }
         let base = "https://\(workspaceDomain).slack.com/archives/\(conversationID)/p"
-            + ts.replacingAll(".", "")
+            + String(ts.filter { $0 != "." })
         if let threadTS, threadTS != ts {
             return base + "?thread_ts=\(threadTS)&cid=\(conversationID)"
         }
@@ -71,30 +71,3 @@ public struct Message: Sendable, Hashable {
 }
 
 extension MessageFlags: Hashable {}
-
-/// A search result: the message, its snippet and its rank.
-public struct SearchHit: Sendable {
-    public var message: Message
-    /// Text around the best match; matches wrapped in U+E000 … U+E001 (Slack's own highlight markers).
-    public var snippet: String
-    /// Lower is better (bm25); in merged local + remote results, the fused rank score (higher is better).
-    public var score: Double
-    /// Where the hit came from: the archive, the remote search, or both.
-    public var source: HitSource = .local
-    /// The remote's permalink, for hits the archive cannot link itself.
-    public var remotePermalink: String? = nil
-
-    /// The best link to the message: the archive's own, else the remote's.
-    public var permalink: String? { message.permalink ?? remotePermalink }
-}
-
-/// Provenance of a search hit.
-public enum HitSource: String, Sendable, Codable {
-    case local, remote, both
-}
-
-/// Slack's highlight markers, used in snippets.
-public enum Highlight {
-    public static let start = "\u{E000}"
-    public static let end = "\u{E001}"
-}

@@ -15,22 +15,19 @@ extension Archive {
             name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" })
         }
         if name.hasPrefix("#") { name.removeFirst() }
-        let sql = """
-            SELECT id, slack_id, kind, name, topic, purpose, is_archived, members,
-                (SELECT domain FROM workspace w WHERE w.id = workspace_id) FROM conversation
-            """
-        if let row = try Row.fetchOne(db, sql: sql + " WHERE slack_id = ?", arguments: [name]) {
+        let sql = "SELECT \(ConversationColumns.list) FROM conversation c"
+        if let row = try Row.fetchOne(db, sql: sql + " WHERE c.slack_id = ?", arguments: [name]) {
             return conversation(row)
         }
-        var rows = try Row.fetchAll(db, sql: sql + " WHERE name = ? OR folder = ?", arguments: [name, name])
+        var rows = try Row.fetchAll(db, sql: sql + " WHERE c.name = ? OR c.folder = ?", arguments: [name, name])
         if rows.isEmpty {
             rows = try Row.fetchAll(
-                db, sql: sql + " WHERE name = ? COLLATE NOCASE OR folder = ? COLLATE NOCASE", arguments: [name, name])
+                db, sql: sql + " WHERE c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE", arguments: [name, name])
         }
         if rows.count == 1 { return conversation(rows[0]) }
         if rows.isEmpty { throw StoreError.conversationNotFound(reference) }
         throw StoreError.ambiguousConversation(
-            reference, candidates: rows.map { "\(conversation($0).displayName) (\($0[1] as String))" })
+            reference, candidates: rows.map { "\(conversation($0).displayName) (\($0["slack_id"] as String))" })
     }
 
     /// The row id of every conversation (no rows decoded).
@@ -44,21 +41,12 @@ extension Archive {
         try pool.read { db in
             try Row.fetchAll(
                 db,
-                sql: """
-                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members,
-                    (SELECT domain FROM workspace w WHERE w.id = workspace_id) FROM conversation
-                    ORDER BY kind, name
-                    """
+                sql: "SELECT \(ConversationColumns.list) FROM conversation c ORDER BY c.kind, c.name"
             ).map(Archive.conversation)
         }
     }
 
     static func conversation(_ row: Row) -> Conversation {
-        let membersJSON: String = row[7]
-        let members =
-            (try? JSONDecoderCache.decode([String].self, from: membersJSON)) ?? []
-        return Conversation(
-            rowID: row[0], id: row[1], kind: ConversationKind(rawValue: row[2]) ?? .channel, name: row[3],
-            topic: row[4], purpose: row[5], isArchived: row[6], members: members, workspaceDomain: row[8])
+        ConversationColumns.conversation(row)
     }
 }

@@ -59,11 +59,10 @@ extension Archive {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members,
-                        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id), c.created
+                    SELECT \(ConversationColumns.list)
                     FROM conversation c WHERE c.slack_id = ? AND \(condition)
                     """, arguments: [id] + arguments
-            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0[9]) }
+            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0["created"]) }
         }
     }
 
@@ -100,14 +99,13 @@ extension Archive {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members,
-                        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id), c.created
+                    SELECT \(ConversationColumns.list)
                     FROM conversation c
                     WHERE c.slack_id > ? AND c.kind IN \(kindList) \(archived) AND \(condition)
                     ORDER BY c.slack_id
                     LIMIT ?
                     """, arguments: arguments
-            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0[9]) }
+            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0["created"]) }
         }
     }
 
@@ -119,7 +117,7 @@ extension Archive {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
+                    SELECT \(UserColumns.list), team_id, time_zone
                     FROM user WHERE id > ? ORDER BY id LIMIT ?
                     """, arguments: [afterID ?? "", max(0, limit)]
             ).map(Archive.archivedUserRow)
@@ -134,7 +132,7 @@ extension Archive {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
+                    SELECT \(UserColumns.list), team_id, time_zone
                     FROM user WHERE id = ?
                     """, arguments: [id]
             ).map(Archive.archivedUserRow)
@@ -152,22 +150,18 @@ extension Archive {
             for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
+                    SELECT \(UserColumns.list), team_id, time_zone
                     FROM user WHERE id IN \(list)
                     """, arguments: StatementArguments(Array(ids)))
             {
-                out[row[0]] = Archive.archivedUserRow(row)
+                out[row["id"]] = Archive.archivedUserRow(row)
             }
             return out
         }
     }
 
     private static func archivedUserRow(_ row: Row) -> ArchivedUser {
-        ArchivedUser(
-            user: User(
-                id: row[0], handle: row[1], realName: row[2], displayName: row[3], isBot: row[4], isDeleted: row[5],
-                isPlaceholder: row[6]),
-            teamID: row[7], timeZone: row[8])
+        ArchivedUser(user: UserColumns.user(row), teamID: row["team_id"], timeZone: row["time_zone"])
     }
 
     /// The archive's workspace (the first one imported, when there are several); nil for an empty archive.
@@ -176,7 +170,7 @@ extension Archive {
     public func workspace() throws -> WorkspaceInfo? {
         try pool.read { db in
             try Row.fetchOne(db, sql: "SELECT team_id, name, domain FROM workspace ORDER BY id LIMIT 1").map {
-                WorkspaceInfo(teamID: $0[0], name: $0[1], domain: $0[2])
+                WorkspaceInfo(teamID: $0["team_id"], name: $0["name"], domain: $0["domain"])
             }
         }
     }
@@ -193,22 +187,23 @@ extension Archive {
             for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT m.id, m.raw, (m.flags & \(parent)) != 0, m.reply_count,
+                    SELECT m.id, m.raw, (m.flags & \(parent)) != 0 AS is_parent, m.reply_count,
                         CASE WHEN (m.flags & \(parent)) != 0 THEN
                             (SELECT r.ts FROM message r INDEXED BY message_thread
                              WHERE r.conversation_id = m.conversation_id AND r.thread_key = m.ts_key
                                 AND r.ts_key > m.ts_key AND r.is_deleted = 0
                              ORDER BY r.ts_key DESC LIMIT 1)
-                        END,
+                        END AS latest_reply,
                         (m.flags & \(parent)) != 0 AND EXISTS (SELECT 1 FROM message d INDEXED BY message_thread
                             WHERE d.conversation_id = m.conversation_id AND d.thread_key = m.ts_key
                                 AND d.ts = json_extract(m.raw, '$.latest_reply') AND d.is_deleted = 1)
+                            AS latest_reply_deleted
                     FROM message m WHERE m.id IN \(list)
                     """, arguments: StatementArguments(ids))
             {
-                out[row[0]] = RawMessage(
-                    json: row[1], isThreadParent: row[2], replyCount: row[3], latestReply: row[4],
-                    latestReplyDeleted: row[5])
+                out[row["id"]] = RawMessage(
+                    json: row["raw"], isThreadParent: row["is_parent"], replyCount: row["reply_count"],
+                    latestReply: row["latest_reply"], latestReplyDeleted: row["latest_reply_deleted"])
             }
             return out
         }

@@ -4,11 +4,6 @@ import GRDBSQLite
 
 /// The writes an import makes besides messages: workspace, users, conversations, placeholders, deletions.
 extension Archive {
-    /// Runs `body` in one write transaction.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.write(body)
-    }
-
     /// Makes sure a workspace row exists for `teamID`, recording its domain when known; returns its row id.
     static func upsertWorkspace(teamID: String, domain: String?, in db: Database) throws -> Int64 {
         try db.execute(
@@ -20,7 +15,7 @@ extension Archive {
     }
 
     /// Inserts or updates members; a real record replaces a placeholder. Returns (added, updated).
-    static func upsertUsers(_ users: [UserRecord], in db: Database) throws -> (added: Int, updated: Int) {
+    static func upsertUsers(_ users: [UserInput], in db: Database) throws -> (added: Int, updated: Int) {
         var added = 0
         var updated = 0
         let existing = try db.cachedStatement(
@@ -38,21 +33,21 @@ extension Archive {
                     is_deleted = excluded.is_deleted, is_placeholder = 0, time_zone = excluded.time_zone
                 """)
         for user in users {
-            let handle = user.name ?? user.id
+            let handle = user.handle
             existing.setUncheckedArguments([user.id])
             if let row = try Row.fetchOne(existing) {
                 let names: [String?] = [row[0], row[1], row[2], row[6], row[7]]
                 let bools: [Bool] = [row[3], row[4], row[5]]
                 let same =
                     names == [handle, user.realName, user.displayName, user.timeZone, user.teamID]
-                    && bools == [user.isBot, user.deleted, false]
+                    && bools == [user.isBot, user.isDeleted, false]
                 if same { continue }
                 updated += 1
             } else {
                 added += 1
             }
             upsert.setUncheckedArguments([
-                user.id, user.teamID, handle, user.realName, user.displayName, user.isBot, user.deleted, user.timeZone,
+                user.id, user.teamID, handle, user.realName, user.displayName, user.isBot, user.isDeleted, user.timeZone,
             ])
             try upsert.execute()
         }
@@ -75,19 +70,6 @@ extension Archive {
         }
         if added > 0 { try bumpUsersVersion(in: db) }
         return added
-    }
-
-    /// A conversation to store, as an import or a sync learned it.
-    struct ConversationInput {
-        var slackID: String
-        var kind: ConversationKind
-        var name: String
-        var folder: String?
-        var created: Int64?
-        var topic: String?
-        var purpose: String?
-        var isArchived: Bool
-        var members: [String]
     }
 
     /// Inserts or updates a conversation keyed on its Slack id; returns its row id and what happened.
@@ -139,23 +121,20 @@ extension Archive {
         return (db.lastInsertedRowID, .added)
     }
 
-    /// Every user the archive knows, for mention rendering.
-    static func knownUsers(in db: Database) throws -> [User] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder FROM user
-                """
-        ).map { row in
-            User(
-                id: row[0], handle: row[1], realName: row[2], displayName: row[3], isBot: row[4], isDeleted: row[5],
-                isPlaceholder: row[6])
+    /// The names mentions and channel references resolve to: every user and conversation the archive knows.
+    ///
+    /// - Complexity: O(users + conversations).
+    package func nameDirectory() throws -> NameDirectory {
+        try pool.read { db in
+            var names = NameDirectory()
+            for row in try Row.fetchAll(db, sql: "SELECT \(UserColumns.list) FROM user") {
+                names.addUser(UserColumns.user(row))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT slack_id, name FROM conversation") {
+                names.addChannel(id: row["slack_id"], name: row["name"])
+            }
+            return names
         }
-    }
-
-    /// Every conversation's Slack id and name, for channel references.
-    static func knownConversationNames(in db: Database) throws -> [(String, String)] {
-        try Row.fetchAll(db, sql: "SELECT slack_id, name FROM conversation").map { ($0[0], $0[1]) }
     }
 
     /// Marks a message deleted and removes it from the index. Returns false when the message is not stored.

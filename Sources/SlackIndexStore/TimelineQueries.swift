@@ -15,12 +15,25 @@ public struct TimelinePosition: Sendable, Hashable, Codable {
 
 /// Reactions and files of a message, for detailed output.
 public struct MessageDetails: Sendable, Hashable {
-    public var reactions: [ReactionRecord] = []
+    public var reactions: [StoredReaction] = []
     public var files: [StoredFile] = []
 
-    public init(reactions: [ReactionRecord] = [], files: [StoredFile] = []) {
+    public init(reactions: [StoredReaction] = [], files: [StoredFile] = []) {
         self.reactions = reactions
         self.files = files
+    }
+}
+
+/// A reaction as stored: the emoji name, how many reacted, and who.
+public struct StoredReaction: Sendable, Hashable, Codable {
+    public var name: String
+    public var count: Int
+    public var users: [String]
+
+    public init(name: String, count: Int, users: [String]) {
+        self.name = name
+        self.count = count
+        self.users = users
     }
 }
 
@@ -171,7 +184,7 @@ extension Archive {
             {
                 let users = (try? JSONDecoderCache.decode([String].self, from: row[3] as String)) ?? []
                 out[row[0], default: MessageDetails()].reactions.append(
-                    ReactionRecord(name: row[1], count: row[2], users: users))
+                    StoredReaction(name: row[1], count: row[2], users: users))
             }
             for row in try Row.fetchAll(
                 db,

@@ -47,7 +47,7 @@ extension Archive {
     }
 
     /// Where the given messages are: conversation, ts and thread, for cache invalidation.
-    func locations(of rowIDs: [Int64]) throws -> [(conversation: Int64, tsKey: Int64, threadKey: Int64?)] {
+    package func locations(of rowIDs: [Int64]) throws -> [(conversation: Int64, tsKey: Int64, threadKey: Int64?)] {
         try pool.read { db in
             var out: [(Int64, Int64, Int64?)] = []
             for chunk in stride(from: 0, to: rowIDs.count, by: 500) {

@@ -4,33 +4,42 @@ import GRDB
 /// Bookkeeping for live sync (`slackindex sync`): where each conversation's history is complete, the run in
 /// progress, and the threads whose replies are still to fetch. Every write here happens in the same transaction as
 /// the page it describes, so a sync killed at any point resumes exactly where it stopped.
+
+/// A history run in progress for one conversation.
+package struct SyncRun: Sendable, Equatable {
+    /// The `oldest` the run asks for (exact ts string); nil for a full history.
+    package var oldestTS: String?
+    /// The newest ts the run has seen (its first page's newest message).
+    package var topTS: String?
+    /// The oldest ts the run has stored, where it continues if the cursor is refused.
+    package var lowTS: String?
+    /// The next page's cursor.
+    package var cursor: String?
+    /// Pages stored so far.
+    package var pages: Int
+
+    package init(oldestTS: String?, topTS: String? = nil, lowTS: String? = nil, cursor: String? = nil, pages: Int = 0) {
+        self.oldestTS = oldestTS
+        self.topTS = topTS
+        self.lowTS = lowTS
+        self.cursor = cursor
+        self.pages = pages
+    }
+}
+
+/// A thread whose replies are to be fetched.
+package struct SyncThread: Sendable, Equatable {
+    package var conversationRowID: Int64
+    package var threadTS: String
+    /// Replies newer than this are fetched (the newest reply held when queued); nil for all.
+    package var oldestTS: String?
+    package var cursor: String?
+}
+
 extension Archive {
-    /// A history run in progress for one conversation.
-    struct SyncRun: Sendable, Equatable {
-        /// The `oldest` the run asks for (exact ts string); nil for a full history.
-        var oldestTS: String?
-        /// The newest ts the run has seen (its first page's newest message).
-        var topTS: String?
-        /// The oldest ts the run has stored, where it continues if the cursor is refused.
-        var lowTS: String?
-        /// The next page's cursor.
-        var cursor: String?
-        /// Pages stored so far.
-        var pages: Int
-    }
-
-    /// A thread whose replies are to be fetched.
-    struct SyncThread: Sendable, Equatable {
-        var conversationRowID: Int64
-        var threadTS: String
-        /// Replies newer than this are fetched (the newest reply held when queued); nil for all.
-        var oldestTS: String?
-        var cursor: String?
-    }
-
     /// The run in progress for a conversation, if a sync stopped during its history.
     /// - Complexity: O(1), one primary-key lookup.
-    func syncRun(conversationRowID: Int64) throws -> SyncRun? {
+    package func syncRun(conversationRowID: Int64) throws -> SyncRun? {
         try pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT oldest_ts, top_ts, low_ts, cursor, pages FROM sync_run WHERE conversation_id = ?",
@@ -44,7 +53,7 @@ extension Archive {
     /// through `conversations.replies`) and messages saved from remote search: neither says that the history
     /// before them is complete. Nil when there is none.
     /// - Complexity: O(1) with a finished sync; else O(log n) on the history index plus the skipped rows.
-    func syncCheckpoint(conversationRowID: Int64) throws -> String? {
+    package func syncCheckpoint(conversationRowID: Int64) throws -> String? {
         try pool.read { db in
             if let synced = try String.fetchOne(
                 db, sql: "SELECT synced_ts FROM sync_state WHERE conversation_id = ?", arguments: [conversationRowID])
@@ -59,6 +68,33 @@ extension Archive {
                         AND (flags & 32) != 0 AND (flags & \(MessageFlags.savedFromSearch.rawValue)) = 0
                     ORDER BY ts_key DESC LIMIT 1
                     """, arguments: [conversationRowID])
+        }
+    }
+
+    /// Records a sync's progress after a page (same transaction as the page).
+    static func record(_ progress: SyncProgress, conversationRowID: Int64, in db: Database) throws {
+        switch progress {
+        case .history(let run, let finished, let threads):
+            // Always queued, even when the sync fetches no threads: the checkpoint moves past these parents, so
+            // a later run only finds them in the queue.
+            for thread in threads {
+                try queueSyncThread(
+                    conversationRowID: conversationRowID, threadTS: thread.ts, latestReply: thread.latestReply, in: db)
+            }
+            if finished {
+                try finishSyncRun(conversationRowID: conversationRowID, topTS: run.topTS, in: db)
+            } else {
+                try saveSyncRun(run, conversationRowID: conversationRowID, in: db)
+            }
+        case .thread(let threadTS, let cursor):
+            try advanceSyncThread(conversationRowID: conversationRowID, threadTS: threadTS, cursor: cursor, in: db)
+        }
+    }
+
+    /// Removes a thread from the sync queue (its conversation is gone, or the API refused it).
+    package func dropSyncThread(conversationRowID: Int64, threadTS: String) throws {
+        try pool.write { db in
+            try Archive.advanceSyncThread(conversationRowID: conversationRowID, threadTS: threadTS, cursor: nil, in: db)
         }
     }
 
@@ -115,7 +151,7 @@ extension Archive {
 
     /// Threads still to fetch, in a stable order.
     /// - Complexity: O(t) for t queued threads.
-    func syncThreads() throws -> [SyncThread] {
+    package func syncThreads() throws -> [SyncThread] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
@@ -143,7 +179,9 @@ extension Archive {
 
     /// Stores users and conversations a sync listed; keeps known members when the listing has none (Slack's
     /// `conversations.list` does not give members). Returns how many conversations were added.
-    func storeListings(users: [UserRecord], conversations: [ConversationInput]) throws -> (usersAdded: Int, conversationsAdded: Int) {
+    package func storeListings(
+        users: [UserInput], conversations: [ConversationInput]
+    ) throws -> (usersAdded: Int, conversationsAdded: Int) {
         try pool.write { db in
             let (usersAdded, _) = try Archive.upsertUsers(users, in: db)
             var added = 0

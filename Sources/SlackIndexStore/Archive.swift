@@ -96,11 +96,9 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason):
-            "Could not open the archive at \(path): \(reason). Check the path (--db or SLACKINDEX_DB) and "
-                + "that you may write there."
+            "Could not open the archive at \(path): \(reason). Check the path and that you may write there."
         case .conversationNotFound(let name):
-            "No conversation called '\(name)' in the archive. `slackindex stats --json` lists what is there; "
-                + "names are channel names (with or without #) or ids."
+            "No conversation called '\(name)' in the archive; names are channel names (with or without #) or ids."
         case .ambiguousConversation(let name, let candidates):
             "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
         case .invalidArgument(let message):

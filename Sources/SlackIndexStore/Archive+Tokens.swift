@@ -38,10 +38,9 @@ public enum TokenError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .unknownUser(let id):
-            "No user with id '\(id)' in the archive. A token acts as one of the archive's users: "
-                + "`slackindex token users` lists their ids (U…); pass one of them to --user."
+            "No user with id '\(id)' in the archive. A token acts as one of the archive's users (ids start with U)."
         case .unknownToken(let id):
-            "No token with id \(id). `slackindex token list` shows the tokens there are."
+            "No token with id \(id) in the archive."
         }
     }
 }

@@ -1,0 +1,114 @@
+import GRDB
+
+/// One API page (a `conversations.history` / `.replies` answer, an event page or a bare array of messages), ready
+/// for the store, with the sync bookkeeping that must be written in the same transaction.
+package struct PageWrite: Sendable {
+    /// Where a history page sits in its conversation's history, for gap reports.
+    package struct Span: Sendable, Equatable {
+        package var newest: SlackTimestamp
+        package var oldestKey: Int64
+        /// Where the page's `next_cursor` points (its ts key), when the cursor has Slack's `next_ts:` form.
+        package var nextKey: Int64?
+        package var cursor: String?
+
+        package init(newest: SlackTimestamp, oldestKey: Int64, nextKey: Int64?, cursor: String?) {
+            self.newest = newest
+            self.oldestKey = oldestKey
+            self.nextKey = nextKey
+            self.cursor = cursor
+        }
+    }
+
+    package var conversationRowID: Int64
+    package var messages: [PreparedMessage] = []
+    /// Ts keys of deleted messages of this conversation.
+    package var deletions: [Int64] = []
+    package var reactions: [ReactionEvent] = []
+    package var placeholders: [User] = []
+    package var span: Span?
+    /// Sync progress to record with the page, so that a stopped sync resumes after it.
+    package var sync: SyncProgress?
+
+    package init(conversationRowID: Int64) {
+        self.conversationRowID = conversationRowID
+    }
+}
+
+/// A sync's progress, recorded in the transaction of the page it describes.
+package enum SyncProgress: Sendable, Equatable {
+    /// A history page: the run's state after it (or the run is finished), and the thread parents it listed, with
+    /// their `latest_reply`, to queue for `conversations.replies`.
+    case history(run: SyncRun, finished: Bool, threads: [SyncThreadMark])
+    /// A replies page of a queued thread: its next cursor, or nil when the thread is done.
+    case thread(threadTS: String, cursor: String?)
+}
+
+/// A thread parent a history page listed.
+package struct SyncThreadMark: Sendable, Equatable {
+    package var ts: String
+    package var latestReply: String?
+
+    package init(ts: String, latestReply: String?) {
+        self.ts = ts
+        self.latestReply = latestReply
+    }
+}
+
+extension Archive {
+    /// Applies one page in one transaction: placeholders, messages (upserted on conversation and ts), deletions,
+    /// reactions, the page's span and the sync progress.
+    ///
+    /// Idempotent: applying a page twice changes nothing; an edit replaces the stored text and index entry (the
+    /// newest edit wins whatever the order); a deletion or reaction for a message not stored yet waits for it.
+    /// - Complexity: O(m log n) for m messages in an archive of n.
+    package func apply(page: PageWrite) throws -> WriteCounts {
+        try pool.write { db in
+            let conversation = page.conversationRowID
+            if let span = page.span {
+                try Archive.recordPage(
+                    conversationRowID: conversation, newest: span.newest, oldestKey: span.oldestKey,
+                    nextKey: span.nextKey, cursor: span.cursor, in: db)
+            }
+            var counts = WriteCounts()
+            counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
+            var writer = try MessageWriter(db)
+            for message in page.messages { counts.count(try writer.upsert(message)) }
+            for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
+            for event in page.reactions {
+                try Archive.react(
+                    conversationRowID: conversation, tsKey: event.tsKey, name: event.name, userID: event.userID,
+                    added: event.added, in: db)
+            }
+            if let sync = page.sync { try Archive.record(sync, conversationRowID: conversation, in: db) }
+            return counts
+        }
+    }
+
+    /// Raises thread parents' reply counts to the replies held, in each of the given conversations.
+    ///
+    /// - Complexity: O(replies of these conversations × log n).
+    package func recountReplies(conversations rowIDs: some Sequence<Int64>) throws {
+        try pool.write { db in
+            for rowID in rowIDs { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+        }
+    }
+
+    /// Applies kept deletions and reaction events whose messages have arrived since. Returns how many deletions.
+    ///
+    /// - Complexity: O(p log n) for p pending events (none, almost always).
+    @discardableResult
+    package func applyPendingEvents() throws -> Int {
+        try pool.write { db in try Archive.applyPendingEvents(in: db) }
+    }
+
+    /// Creates the conversation if the archive does not have it (by Slack id); returns whether it was added.
+    package func addConversationIfMissing(_ input: ConversationInput) throws -> Bool {
+        try pool.write { db in
+            let exists = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [input.slackID])
+            guard exists != true else { return false }
+            _ = try Archive.upsertConversation(input, workspaceID: nil, in: db)
+            return true
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import GRDB
+
+// Cold reads (listings, names, lookups) select named columns and decode rows by name, GRDB's recommended record
+// practice: adding a column cannot shift another. Positional reads stay only in the two hot paths, the bulk writer
+// (`MessageWriter`) and timeline pages (`TimelineRows`), where they were measured.
+
+/// The `user` columns a `User` is read from.
+enum UserColumns {
+    static let list = "id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder"
+
+    static func user(_ row: Row) -> User {
+        User(
+            id: row["id"], handle: row["handle"], realName: row["real_name"], displayName: row["display_name"],
+            isBot: row["is_bot"], isDeleted: row["is_deleted"], isPlaceholder: row["is_placeholder"])
+    }
+}
+
+/// The `conversation` columns (table alias `c`) a `Conversation` is read from.
+enum ConversationColumns {
+    static let list = """
+        c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members, c.created,
+        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain
+        """
+
+    static func conversation(_ row: Row) -> Conversation {
+        let membersJSON: String = row["members"]
+        let members = (try? JSONDecoderCache.decode([String].self, from: membersJSON)) ?? []
+        return Conversation(
+            rowID: row["id"], id: row["slack_id"], kind: ConversationKind(rawValue: row["kind"]) ?? .channel,
+            name: row["name"], topic: row["topic"], purpose: row["purpose"], isArchived: row["is_archived"],
+            members: members, workspaceDomain: row["workspace_domain"])
+    }
+}

@@ -1,0 +1,33 @@
+import SlackIndex
+
+/// A library error told in this command line's terms: the library speaks of archives, paths and options; the
+/// CLI says which flag, variable or command does it.
+struct CommandError: Error, CustomStringConvertible {
+    var description: String
+
+    /// `error` with what to do about it on the command line, or `error` itself when there is nothing to add.
+    static func explained(_ error: any Error) -> any Error {
+        switch error {
+        case StoreError.cannotOpen(let path, let reason):
+            CommandError(
+                description: "Could not open the archive at \(path): \(reason). Check the path (--db or "
+                    + "SLACKINDEX_DB) and that you may write there.")
+        case StoreError.conversationNotFound(let name):
+            CommandError(
+                description: "No conversation called '\(name)' in the archive. `slackindex stats --json` lists what "
+                    + "is there; names are channel names (with or without #) or ids.")
+        case SearchError.meUnknown:
+            CommandError(
+                description: "'me' needs to know who you are: pass --me HANDLE, set SLACKINDEX_ME, or put "
+                    + "{\"me\": \"HANDLE\"} in ~/.config/slackindex/config.json.")
+        case TokenError.unknownUser(let id):
+            CommandError(
+                description: "No user with id '\(id)' in the archive. A token acts as one of the archive's users: "
+                    + "`slackindex token users` lists their ids (U…); pass one of them to --user.")
+        case TokenError.unknownToken(let id):
+            CommandError(description: "No token with id \(id). `slackindex token list` shows the tokens there are.")
+        default:
+            error
+        }
+    }
+}
