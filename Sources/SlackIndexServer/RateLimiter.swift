@@ -33,32 +33,32 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
 /// An actor because many requests check it concurrently. Time comes from an injected clock, so tests move it by
 /// hand. Buckets that are full again are dropped when the table grows past `maxKeys` (bad tokens cannot grow it
 /// without bound).
-public actor RateLimiter {
+package actor RateLimiter {
     private let limit: RateLimit
     private let now: @Sendable () -> Duration
     private var buckets: [String: (tokens: Double, at: Duration)] = [:]
     private let maxKeys = 10_000
 
     /// - Parameter now: time elapsed since any fixed origin; must not go backwards.
-    public init(limit: RateLimit, now: @escaping @Sendable () -> Duration) {
+    package init(limit: RateLimit, now: @escaping @Sendable () -> Duration) {
         self.limit = limit
         self.now = now
     }
 
     /// A limiter that reads `clock` (default: the continuous clock).
-    public init<C: Clock>(limit: RateLimit, clock: C) where C.Duration == Duration {
+    package init<C: Clock>(limit: RateLimit, clock: C) where C.Duration == Duration {
         let origin = clock.now
         self.init(limit: limit, now: { origin.duration(to: clock.now) })
     }
 
-    public init(limit: RateLimit) {
+    package init(limit: RateLimit) {
         self.init(limit: limit, clock: ContinuousClock())
     }
 
     /// Takes one request from `key`'s bucket. Returns nil when allowed, else how long until one is.
     ///
     /// - Complexity: O(1) amortized.
-    public func acquire(_ key: String) -> Duration? {
+    package func acquire(_ key: String) -> Duration? {
         let time = now()
         let capacity = Double(limit.requests)
         let perSecond = capacity / RateLimiter.seconds(limit.interval)

@@ -2,40 +2,40 @@ import Foundation
 import GRDB
 
 /// The workspace an archive holds, as `auth.test` reports it.
-public struct WorkspaceInfo: Sendable, Hashable {
-    public var teamID: String
-    public var name: String?
+package struct WorkspaceInfo: Sendable, Hashable {
+    package var teamID: String
+    package var name: String?
     /// Slack domain (`acme` for acme.slack.com).
-    public var domain: String?
+    package var domain: String?
 }
 
 /// A member with what `users.list` shows besides the names.
-public struct ArchivedUser: Sendable, Hashable {
-    public var user: User
-    public var teamID: String?
+package struct ArchivedUser: Sendable, Hashable {
+    package var user: User
+    package var teamID: String?
     /// IANA zone (`Europe/Paris`).
-    public var timeZone: String?
+    package var timeZone: String?
 }
 
 /// A conversation with its creation time, as `conversations.list` shows it.
-public struct ConversationListing: Sendable, Hashable {
-    public var conversation: Conversation
+package struct ConversationListing: Sendable, Hashable {
+    package var conversation: Conversation
     /// Seconds since the epoch, when the export said.
-    public var created: Int64?
+    package var created: Int64?
 }
 
 /// A message's archived Slack JSON, with the thread figures the archive knows now.
-public struct RawMessage: Sendable, Hashable {
+package struct RawMessage: Sendable, Hashable {
     /// The message object as Slack gave it, with edits applied (`message_changed` replaces it).
-    public var json: String
+    package var json: String
     /// True for a thread parent.
-    public var isThreadParent: Bool
+    package var isThreadParent: Bool
     /// Replies archived and not deleted (never fewer than the export's own count).
-    public var replyCount: Int
+    package var replyCount: Int
     /// The newest reply's ts, when the archive has a reply.
-    public var latestReply: String?
+    package var latestReply: String?
     /// True when the JSON's own `latest_reply` names a reply the archive knows was deleted.
-    public var latestReplyDeleted: Bool = false
+    package var latestReplyDeleted: Bool = false
 }
 
 extension Archive {
@@ -53,7 +53,7 @@ extension Archive {
     /// The conversation with Slack id `id`, if `token` may see it.
     ///
     /// - Complexity: O(log n + members).
-    public func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
+    package func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
         let (condition, arguments) = Archive.visibility(token)
         return try pool.read { db in
             try Row.fetchOne(
@@ -69,7 +69,7 @@ extension Archive {
     /// Row ids of every conversation `token` may see; nil for an admin token (everything).
     ///
     /// - Complexity: O(conversations × members).
-    public func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>? {
+    package func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>? {
         guard !token.isAdmin else { return nil }
         let (condition, arguments) = Archive.visibility(token)
         return try pool.read { db in
@@ -84,7 +84,7 @@ extension Archive {
     ///   - excludeArchived: leave out archived conversations.
     ///   - afterID: the last id of the previous page, or nil for the first page.
     /// - Complexity: O(log n + limit × members) plus the rows skipped by the filters.
-    public func visibleConversations(
+    package func visibleConversations(
         to token: APIToken, kinds: Set<ConversationKind>, excludeArchived: Bool, after afterID: String?, limit: Int
     ) throws -> [ConversationListing] {
         guard !kinds.isEmpty else { return [] }
@@ -112,7 +112,7 @@ extension Archive {
     /// A page of members in id order after `afterID` (keyset, no OFFSET), placeholders included.
     ///
     /// - Complexity: O(log n + limit).
-    public func usersPage(after afterID: String?, limit: Int) throws -> [ArchivedUser] {
+    package func usersPage(after afterID: String?, limit: Int) throws -> [ArchivedUser] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
@@ -127,7 +127,7 @@ extension Archive {
     /// The user with id `id`, if the archive knows it.
     ///
     /// - Complexity: O(log n).
-    public func archivedUser(id: String) throws -> ArchivedUser? {
+    package func archivedUser(id: String) throws -> ArchivedUser? {
         try pool.read { db in
             try Row.fetchOne(
                 db,
@@ -142,7 +142,7 @@ extension Archive {
     /// The users with the given ids that the archive knows, by id.
     ///
     /// - Complexity: O(k log n) for k ids.
-    public func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser] {
+    package func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser] {
         guard !ids.isEmpty else { return [:] }
         let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
         return try pool.read { db in
@@ -167,7 +167,7 @@ extension Archive {
     /// The archive's workspace (the first one imported, when there are several); nil for an empty archive.
     ///
     /// - Complexity: O(1).
-    public func workspace() throws -> WorkspaceInfo? {
+    package func workspace() throws -> WorkspaceInfo? {
         try pool.read { db in
             try Row.fetchOne(db, sql: "SELECT team_id, name, domain FROM workspace ORDER BY id LIMIT 1").map {
                 WorkspaceInfo(teamID: $0["team_id"], name: $0["name"], domain: $0["domain"])
@@ -178,7 +178,7 @@ extension Archive {
     /// The archived JSON of the given messages, with their current reply counts and latest replies.
     ///
     /// - Complexity: O(k log n) for k messages (the latest reply is one seek in `message_thread` per parent).
-    public func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage] {
+    package func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage] {
         guard !ids.isEmpty else { return [:] }
         let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
         let parent = MessageFlags.threadParent.rawValue

@@ -35,7 +35,7 @@ extension Archive {
     /// Calls `listener` with the row ids of the messages each committed write changed, in this process.
     ///
     /// The observer is installed on first use, so processes that never read timelines (a bulk import) pay nothing.
-    public func onMessageChanges(_ listener: @escaping @Sendable ([Int64]) -> Void) {
+    package func onMessageChanges(_ listener: @escaping @Sendable ([Int64]) -> Void) {
         let observer = changeObserver.withLock { installed -> MessageChangeObserver in
             if let installed { return installed }
             let observer = MessageChangeObserver()

@@ -41,7 +41,7 @@ extension Archive {
         }
     }
 
-    /// Names of the public channels with the most messages.
+    /// Names of the package channels with the most messages.
     ///
     /// - Complexity: O(messages).
     package func busiestChannelNames(limit: Int) throws -> [String] {

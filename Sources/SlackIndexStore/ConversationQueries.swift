@@ -32,7 +32,7 @@ extension Archive {
 
     /// The row id of every conversation (no rows decoded).
     /// - Complexity: O(c) over the primary key.
-    public func conversationRowIDs() throws -> Set<Int64> {
+    package func conversationRowIDs() throws -> Set<Int64> {
         try pool.read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM conversation")) }
     }
 

@@ -1,20 +1,20 @@
 /// The names the mrkdwn normaliser substitutes for ids: users for `<@U…>`, conversations for `<#C…>`.
-public struct NameDirectory: Sendable {
+package struct NameDirectory: Sendable {
     /// What a mention of a user becomes.
-    public struct UserNames: Sendable, Hashable {
+    package struct UserNames: Sendable, Hashable {
         /// The name shown after `@` (display name, else real name, else handle).
-        public var shown: String
+        package var shown: String
         /// Every other name a search may use (handle, real name, display name), space-separated.
-        public var others: String
+        package var others: String
     }
 
-    public private(set) var users: [String: UserNames] = [:]
-    public private(set) var channels: [String: String] = [:]
+    package private(set) var users: [String: UserNames] = [:]
+    package private(set) var channels: [String: String] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Adds or replaces a user's names.
-    public mutating func addUser(_ user: User) {
+    package mutating func addUser(_ user: User) {
         var others: [String] = [user.handle]
         for name in [user.realName, user.displayName] {
             if let name, !name.isEmpty, !others.contains(name) { others.append(name) }
@@ -23,7 +23,7 @@ public struct NameDirectory: Sendable {
     }
 
     /// Adds or replaces a conversation's name.
-    public mutating func addChannel(id: String, name: String) {
+    package mutating func addChannel(id: String, name: String) {
         channels[id] = name
     }
 }

@@ -299,7 +299,7 @@ extension Archive {
     /// Users whose id, handle, display name or real name is `name` (case-insensitive).
     ///
     /// - Complexity: O(users).
-    public func users(matching name: String) throws -> [User] {
+    package func users(matching name: String) throws -> [User] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
@@ -320,7 +320,7 @@ extension Archive {
     /// Row ids of the DMs and group DMs that `userID` is a member of.
     ///
     /// - Complexity: O(conversations).
-    public func directConversations(of userID: String) throws -> [Int64] {
+    package func directConversations(of userID: String) throws -> [Int64] {
         try pool.read { db in
             try Int64.fetchAll(
                 db,

@@ -76,7 +76,7 @@ extension Archive {
     /// Keyset pagination on `(ts_key, id)` through the `message_key` / `message_thread` indexes: the cost is the
     /// same at any depth (no OFFSET). A position with `rowID == Int64.min`/`max` means "at this time".
     /// - Complexity: O(log n + limit).
-    public func page(
+    package func page(
         conversation: Conversation, scope: PageScope = .history, direction: PageDirection,
         from position: TimelinePosition?, limit: Int, includeDeleted: Bool = false
     ) throws -> [Message] {
@@ -90,7 +90,7 @@ extension Archive {
     }
 
     /// Compatibility wrapper: a history page.
-    public func historyPage(
+    package func historyPage(
         conversation: Conversation, direction: PageDirection, from position: TimelinePosition?, limit: Int,
         includeDeleted: Bool = false
     ) throws -> [Message] {
@@ -159,7 +159,7 @@ extension Archive {
     }
 
     /// A thread's parent row (by its ts), for `thread` commands and permalinks to replies.
-    public func message(conversation: Conversation, tsKey: Int64) throws -> Message? {
+    package func message(conversation: Conversation, tsKey: Int64) throws -> Message? {
         try pool.read { db in
             let row = try Row.fetchOne(
                 db,
@@ -173,7 +173,7 @@ extension Archive {
     /// Reactions and files of the given messages.
     ///
     /// - Complexity: O(k log n) for k messages.
-    public func details(of rowIDs: [Int64]) throws -> [Int64: MessageDetails] {
+    package func details(of rowIDs: [Int64]) throws -> [Int64: MessageDetails] {
         guard !rowIDs.isEmpty else { return [:] }
         return try pool.read { db in
             var out: [Int64: MessageDetails] = [:]
@@ -205,7 +205,7 @@ extension Archive {
     /// The `count` messages before position … for OFFSET comparison in benchmarks: the same page read with OFFSET.
     ///
     /// - Complexity: O(offset + limit): why timelines never use it.
-    public func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
+    package func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
         try pool.read { db in
             let rows = try Row.fetchAll(
                 db,

@@ -5,16 +5,16 @@ import Foundation
 #endif
 
 /// Import benchmark: imports into a scratch database and reports throughput, memory and time per phase.
-public struct ImportBench: Sendable {
+package struct ImportBench: Sendable {
     /// The figures.
-    public struct Result: Sendable, Codable {
-        public var messages: Int
-        public var seconds: Double
-        public var messagesPerSecond: Double
-        public var megabytesPerSecond: Double
-        public var peakRSSMB: Double
-        public var phases: ImportPhases
-        public var databaseBytes: Int64
+    package struct Result: Sendable, Codable {
+        package var messages: Int
+        package var seconds: Double
+        package var messagesPerSecond: Double
+        package var megabytesPerSecond: Double
+        package var peakRSSMB: Double
+        package var phases: ImportPhases
+        package var databaseBytes: Int64
 
         private enum CodingKeys: String, CodingKey {
             case messages, seconds, phases
@@ -25,14 +25,14 @@ public struct ImportBench: Sendable {
         }
     }
 
-    public var path: String
+    package var path: String
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// Imports `path` into a new database in a temporary folder (deleted afterwards).
-    public func run(progress: Importer.ProgressHandler? = nil) throws -> Result {
+    package func run(progress: Importer.ProgressHandler? = nil) throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("slackindex-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let archive = try Archive(path: folder.appendingPathComponent("bench.sqlite").path)
@@ -45,7 +45,7 @@ public struct ImportBench: Sendable {
     }
 
     /// The process's peak resident set size so far, in MB.
-    public static func peakRSSMegabytes() -> Double {
+    package static func peakRSSMegabytes() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return Double(usage.ru_maxrss) / 1024

@@ -1,13 +1,13 @@
 import Foundation
 
 /// Timeline benchmark: keyset pages at several depths beside OFFSET, cache hits, and a scroll workload.
-public struct TimelineBench: Sendable {
+package struct TimelineBench: Sendable {
     /// One depth's figures (milliseconds, p50 over the runs).
-    public struct Depth: Sendable, Codable {
-        public var conversation: String
-        public var depth: Int
-        public var keysetMs: Double
-        public var offsetMs: Double
+    package struct Depth: Sendable, Codable {
+        package var conversation: String
+        package var depth: Int
+        package var keysetMs: Double
+        package var offsetMs: Double
 
         private enum CodingKeys: String, CodingKey {
             case conversation, depth
@@ -17,15 +17,15 @@ public struct TimelineBench: Sendable {
     }
 
     /// The whole result.
-    public struct Result: Sendable, Codable {
-        public var pageSize: Int
-        public var depths: [Depth]
+    package struct Result: Sendable, Codable {
+        package var pageSize: Int
+        package var depths: [Depth]
         /// A page from the warm cache, p50 in milliseconds.
-        public var cacheHitMs: Double
+        package var cacheHitMs: Double
         /// The scroll workload: hit rate and latency.
-        public var hitRate: Double
-        public var scroll: LatencySummary
-        public var scrollSteps: Int
+        package var hitRate: Double
+        package var scroll: LatencySummary
+        package var scrollSteps: Int
 
         private enum CodingKeys: String, CodingKey {
             case depths, scroll
@@ -36,19 +36,19 @@ public struct TimelineBench: Sendable {
         }
     }
 
-    public var archive: Archive
-    public var pageSize = 50
-    public var runs = 200
-    public var depths = [0, 1_000, 10_000, 50_000, 150_000]
-    public var conversations = 1
-    public var scrollSteps = 2_000
+    package var archive: Archive
+    package var pageSize = 50
+    package var runs = 200
+    package var depths = [0, 1_000, 10_000, 50_000, 150_000]
+    package var conversations = 1
+    package var scrollSteps = 2_000
 
-    public init(archive: Archive) {
+    package init(archive: Archive) {
         self.archive = archive
     }
 
     /// Runs the benchmark.
-    public func run() throws -> Result {
+    package func run() throws -> Result {
         let busiest = try archive.busiestConversations(limit: conversations)
         var depthResults: [Depth] = []
         for (conversation, visible) in busiest {

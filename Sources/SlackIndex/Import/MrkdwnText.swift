@@ -7,18 +7,18 @@
 /// - `<https://x.y/z|label>` → `label`, the URL to `extra`; `<https://x.y/z>` → the URL.
 /// - `&amp;` `&lt;` `&gt;` → `&` `<` `>`.
 /// - Emoji shortcodes (`:tada:`) and formatting characters stay: the tokenizer splits them into words.
-public struct MrkdwnText: Sendable, Equatable {
+package struct MrkdwnText: Sendable, Equatable {
     /// The readable text: what snippets show and the first FTS column indexes.
-    public var text: String
+    package var text: String
     /// Words that should find the message but would clutter a snippet (ids, other names, URLs).
-    public var extra: String
+    package var extra: String
     /// True when the text links to something (`<http…>`, `<mailto:…>`).
-    public var hasLink: Bool
+    package var hasLink: Bool
 
     /// Normalises one mrkdwn string.
     ///
     /// - Complexity: O(n) in the text's UTF-8 length.
-    public static func normalize(_ mrkdwn: String, names: NameDirectory) -> MrkdwnText {
+    package static func normalize(_ mrkdwn: String, names: NameDirectory) -> MrkdwnText {
         var out: [UInt8] = []
         var extra: [UInt8] = []
         var hasLink = false

@@ -2,15 +2,15 @@
 ///
 /// Parsing never fails: anything that is not valid syntax is searched as plain words, or dropped when it holds
 /// no letters or digits, and ``SearchQuery/notes`` says what happened.
-public enum QueryParser {
+package enum QueryParser {
     /// At most this many terms are kept; later ones are dropped with a note.
-    public static let maxTerms = 64
+    package static let maxTerms = 64
     /// At most this many filters are kept; later ones are dropped with a note.
-    public static let maxFilters = 64
+    package static let maxFilters = 64
     /// Terms longer than this many Unicode scalars are shortened with a note.
-    public static let maxTermLength = 256
+    package static let maxTermLength = 256
     /// At most this many notes are kept; a final note counts the rest.
-    public static let maxNotes = 16
+    package static let maxNotes = 16
 
     /// Parses `text` as a Slack search query.
     ///
@@ -21,7 +21,7 @@ public enum QueryParser {
     ///     this year's if it is the current month or earlier, otherwise last year's).
     /// - Returns: The parsed query. It never traps or throws.
     /// - Complexity: O(n) in the number of Unicode scalars of `text`.
-    public static func parse(_ text: String, today: Day) -> SearchQuery {
+    package static func parse(_ text: String, today: Day) -> SearchQuery {
         var parser = Parser(text: text, today: today)
         parser.run()
         return parser.finish()

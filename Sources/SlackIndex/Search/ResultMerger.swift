@@ -4,13 +4,13 @@
 /// as in Cormack et al. 2009), so a message both sides rank well comes first and neither side's raw scores
 /// (bm25 here, Slack's own there) need to be comparable. Time orders simply sort by ts. A hit in both lists
 /// keeps the archive's message (richer) and is marked `both`.
-public enum ResultMerger {
+package enum ResultMerger {
     /// The fusion constant.
-    public static let k = 60.0
+    package static let k = 60.0
 
     /// - Parameter remote: remote hits already converted to ``SearchHit`` (source `.remote`), in remote order.
     /// - Complexity: O((l + r) log(l + r)).
-    public static func merge(local: [SearchHit], remote: [SearchHit], sort: SearchSort, limit: Int) -> [SearchHit] {
+    package static func merge(local: [SearchHit], remote: [SearchHit], sort: SearchSort, limit: Int) -> [SearchHit] {
         struct Key: Hashable {
             var conversation: String
             var tsKey: Int64

@@ -91,7 +91,7 @@ public struct SearchEngine: Sendable {
     }
 
     /// Runs a parsed query.
-    public func search(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
+    package func search(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         var notes = query.notes
         guard var resolved = try resolve(query, options: options) else {

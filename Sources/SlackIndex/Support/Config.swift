@@ -8,24 +8,24 @@ import Foundation
 /// `me` is who `from:me` / `to:me` mean; `token` is the Slack token `sync` and remote search use (the file must then
 /// be readable by its owner only); `api` is where `sync` reads from and `remote` where `search` also searches.
 /// Flags and environment variables win over the file.
-public struct Config: Sendable, Decodable, Equatable {
+package struct Config: Sendable, Decodable, Equatable {
     /// The user `me` stands for: a handle, name or id.
-    public var me: String?
+    package var me: String?
     /// A Slack token (`xoxp-…`, `xoxb-…`, or one made by `slackindex token create`).
-    public var token: String?
+    package var token: String?
     /// The Web API base URL `sync` reads from.
-    public var api: String?
+    package var api: String?
     /// The Web API base URL whose `search.messages` `search` merges with local results.
-    public var remote: String?
+    package var remote: String?
     /// The token for `remote` when it is not Slack (e.g. another archive's `serve`).
-    public var remoteToken: String?
+    package var remoteToken: String?
 
     private enum CodingKeys: String, CodingKey {
         case me, token, api, remote
         case remoteToken = "remote_token"
     }
 
-    public init(
+    package init(
         me: String? = nil, token: String? = nil, api: String? = nil, remote: String? = nil, remoteToken: String? = nil
     ) {
         self.me = me
@@ -36,7 +36,7 @@ public struct Config: Sendable, Decodable, Equatable {
     }
 
     /// Where the config file is for this environment.
-    public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return xdg + "/slackindex/config.json"
         }
@@ -48,7 +48,7 @@ public struct Config: Sendable, Decodable, Equatable {
     ///
     /// - Throws: `ConfigError.malformed` naming the file when it is not a JSON object of known keys;
     ///   `ConfigError.tokenReadableByOthers` when it holds a token and group or others may read it.
-    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Config {
+    package static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Config {
         let path = path(environment: environment)
         guard let data = FileManager.default.contents(atPath: path) else { return Config() }
         let config: Config
@@ -68,7 +68,7 @@ public struct Config: Sendable, Decodable, Equatable {
     /// The Slack token in force: `SLACK_TOKEN`, else the config file's `token`.
     ///
     /// - Throws: `ConfigError.noToken` when neither is set, or what ``load(environment:)`` throws.
-    public static func token(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    package static func token(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         if let token = environment["SLACK_TOKEN"], !token.isEmpty { return token }
         if let token = try load(environment: environment).token, !token.isEmpty { return token }
         throw ConfigError.noToken(path: path(environment: environment))
@@ -78,7 +78,7 @@ public struct Config: Sendable, Decodable, Equatable {
     /// for Slack itself (`*.slack.com`) also the sync token. Your Slack token is never sent to another service.
     ///
     /// - Throws: `ConfigError.noRemoteToken` when none applies, or what ``load(environment:)`` throws.
-    public static func remoteToken(
+    package static func remoteToken(
         for url: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> String {
         if let token = environment["SLACKINDEX_REMOTE_TOKEN"], !token.isEmpty { return token }
@@ -90,13 +90,13 @@ public struct Config: Sendable, Decodable, Equatable {
 }
 
 /// A config file problem; `description` is what the user sees.
-public enum ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
+package enum ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     case malformed(path: String)
     case tokenReadableByOthers(path: String, mode: Int)
     case noToken(path: String)
     case noRemoteToken(url: String, path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let path):
             "Could not read \(path): it must be a JSON object such as {\"me\": \"your.handle\"}. Fix or remove it."

@@ -106,7 +106,7 @@ public struct CacheStats: Sendable, Hashable {
 /// The check is global rather than per key, so a burst of invalidations can discard unrelated loads (counted in
 /// ``CacheStats/discardedLoads``); that only costs hit rate, never correctness. Concurrent misses for the same key
 /// are not coalesced: each caller runs its own loader.
-public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+package final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// `@unchecked Sendable` is sound: `LRUCache` is a value type whose only contents are `Sendable` keys and values
     /// plus integers. It is declared so that region-based isolation checking does not treat the mutex-protected state
     /// as merged with the caller's non-`Sendable` predicate in ``removeAll(where:)``; that predicate is only invoked
@@ -129,18 +129,18 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// Maximum number of entries kept.
     ///
     /// - Complexity: O(1)
-    public let maxEntries: Int
+    package let maxEntries: Int
 
     /// Maximum sum of the per-entry costs (in bytes) kept.
     ///
     /// - Complexity: O(1)
-    public let maxBytes: Int
+    package let maxBytes: Int
 
     /// Creates an empty cache; see ``LRUCache/init(maxEntries:maxBytes:)`` for the valid ranges.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public init(maxEntries: Int, maxBytes: Int = .max) {
+    package init(maxEntries: Int, maxBytes: Int = .max) {
         self.maxEntries = maxEntries
         self.maxBytes = maxBytes
         self.state = Mutex(State(cache: LRUCache(maxEntries: maxEntries, maxBytes: maxBytes)))
@@ -150,55 +150,55 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var count: Int { state.withLock { $0.cache.count } }
+    package var count: Int { state.withLock { $0.cache.count } }
 
     /// Sum of the costs of the cached entries.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var totalCost: Int { state.withLock { $0.cache.totalCost } }
+    package var totalCost: Int { state.withLock { $0.cache.totalCost } }
 
     /// Number of ``value(forKey:)`` lookups that found a value (get-or-load lookups included).
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var hits: Int { state.withLock { $0.cache.hits } }
+    package var hits: Int { state.withLock { $0.cache.hits } }
 
     /// Number of lookups that found nothing (get-or-load lookups included).
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var misses: Int { state.withLock { $0.cache.misses } }
+    package var misses: Int { state.withLock { $0.cache.misses } }
 
     /// Number of entries dropped to stay within the budgets.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var evictions: Int { state.withLock { $0.cache.evictions } }
+    package var evictions: Int { state.withLock { $0.cache.evictions } }
 
     /// Number of successful inserts, including replacements and get-or-load inserts.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var insertions: Int { state.withLock { $0.cache.insertions } }
+    package var insertions: Int { state.withLock { $0.cache.insertions } }
 
     /// Number of inserts refused because the value could never fit.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var rejections: Int { state.withLock { $0.cache.rejections } }
+    package var rejections: Int { state.withLock { $0.cache.rejections } }
 
     /// Invalidation counter, bumped by every external mutation. Exposed for diagnostics.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public var generation: UInt64 { state.withLock { $0.generation } }
+    package var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Returns a consistent snapshot of all counters.
     ///
     /// - Complexity: O(1)
     @inlinable
-    public func stats() -> CacheStats {
+    package func stats() -> CacheStats {
         state.withLock { state in
             CacheStats(
                 hits: state.cache.hits,
@@ -219,7 +219,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     ///
     /// - Complexity: O(1)
     @inlinable
-    public func value(forKey key: Key) -> Value? {
+    package func value(forKey key: Key) -> Value? {
         state.withLock { $0.cache.value(forKey: key) }
     }
 
@@ -227,7 +227,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     ///
     /// - Complexity: O(1)
     @inlinable
-    public func peek(_ key: Key) -> Value? {
+    package func peek(_ key: Key) -> Value? {
         state.withLock { $0.cache.peek(key) }
     }
 
@@ -235,7 +235,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     ///
     /// - Complexity: O(1)
     @inlinable
-    public func contains(_ key: Key) -> Bool {
+    package func contains(_ key: Key) -> Bool {
         state.withLock { $0.cache.contains(key) }
     }
 
@@ -246,7 +246,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// - Complexity: O(1) amortized, plus O(1) per evicted entry.
     @inlinable
     @discardableResult
-    public func insert(_ value: Value, forKey key: Key, cost: Int) -> Bool {
+    package func insert(_ value: Value, forKey key: Key, cost: Int) -> Bool {
         state.withLock { state in
             state.generation &+= 1
             return state.cache.insert(value, forKey: key, cost: cost)
@@ -258,7 +258,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// - Complexity: O(1)
     @inlinable
     @discardableResult
-    public func removeValue(forKey key: Key) -> Value? {
+    package func removeValue(forKey key: Key) -> Value? {
         state.withLock { state in
             state.generation &+= 1
             return state.cache.removeValue(forKey: key)
@@ -275,7 +275,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// - Complexity: O(n)
     @inlinable
     @discardableResult
-    public func removeAll(where shouldBeRemoved: (Key, Value) throws -> Bool) rethrows -> Int {
+    package func removeAll(where shouldBeRemoved: (Key, Value) throws -> Bool) rethrows -> Int {
         try state.withLock { state in
             state.generation &+= 1
             return try state.cache.removeAll(where: shouldBeRemoved)
@@ -286,7 +286,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     ///
     /// - Complexity: O(n)
     @inlinable
-    public func removeAll() {
+    package func removeAll() {
         state.withLock { state in
             state.generation &+= 1
             state.cache.removeAll()
@@ -297,7 +297,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     ///
     /// - Complexity: O(1)
     @inlinable
-    public func resetCounters() {
+    package func resetCounters() {
         state.withLock { state in
             state.cache.resetCounters()
             state.discardedLoads = 0
@@ -318,7 +318,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// - Returns: The cached or loaded value, or `nil` if `make` returned `nil`.
     /// - Complexity: O(1) plus the cost of `make` on a miss.
     @inlinable
-    public func value(
+    package func value(
         forKey key: Key,
         orInsert make: () throws -> (Value, cost: Int)?
     ) rethrows -> Value? {
@@ -342,7 +342,7 @@ public final class MessageCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// - Complexity: O(1) plus the cost of `make` on a miss.
     @inlinable
     nonisolated(nonsending)
-    public func value(
+    package func value(
         forKey key: Key,
         orInsert make: () async throws -> (Value, cost: Int)?
     ) async rethrows -> Value? {

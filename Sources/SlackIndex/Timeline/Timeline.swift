@@ -92,7 +92,7 @@ public enum TimelineError: Error, CustomStringConvertible, Sendable {
 /// pages). Invalidations are applied before every read, so a read after a write never returns stale text.
 public final class Timeline: Sendable {
     /// The page cache key.
-    public struct PageKey: Hashable, Sendable {
+    package struct PageKey: Hashable, Sendable {
         var conversation: Int64
         var scope: Archive.PageScope
         var direction: Archive.PageDirection
@@ -102,14 +102,14 @@ public final class Timeline: Sendable {
     }
 
     /// A cached page and the range it covers.
-    public struct CachedPage: Sendable {
+    package struct CachedPage: Sendable {
         var messages: [Message]
         /// True when the store had more messages beyond the page in its direction.
         var hasMore: Bool
     }
 
     public let archive: Archive
-    public let cache: MessageCache<PageKey, CachedPage>
+    package let cache: MessageCache<PageKey, CachedPage>
     private let pending = PendingChanges()
 
     /// Message ids written since the last read (or "too many: drop everything").

@@ -2,18 +2,18 @@ import Foundation
 
 /// A point in time as people write it on the command line: a ts, a date, a date and time, a permalink, or
 /// `CONVERSATION/TS` (as search hits print them).
-public struct TimelinePoint: Sendable, Equatable {
+package struct TimelinePoint: Sendable, Equatable {
     /// The conversation the text named (permalinks and `C…/ts`), if any.
-    public var conversationID: String?
+    package var conversationID: String?
     /// The exact ts when the text named a message.
-    public var ts: String?
+    package var ts: String?
     /// The time, µs since the epoch.
-    public var tsKey: Int64
+    package var tsKey: Int64
 
     /// Parses `text`; dates and times without a zone are read in `timeZone`.
     ///
     /// - Complexity: O(n).
-    public static func parse(_ text: String, timeZone: TimeZone) -> TimelinePoint? {
+    package static func parse(_ text: String, timeZone: TimeZone) -> TimelinePoint? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let key = SlackTimestamp.parseKey(trimmed) {
             return TimelinePoint(conversationID: nil, ts: trimmed, tsKey: key)

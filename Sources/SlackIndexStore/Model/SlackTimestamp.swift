@@ -3,22 +3,22 @@
 /// Slack's `ts` is a message's identity within its conversation, so it is never parsed to a `Double`
 /// (precision loss breaks equality and ordering). The exact string is kept for output and API calls, and
 /// `key` (seconds × 1,000,000 + microseconds) is the sortable integer the store indexes.
-public struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+package struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The timestamp exactly as Slack wrote it.
-    public let string: String
+    package let string: String
     /// Microseconds since the Unix epoch; the sort key.
-    public let key: Int64
+    package let key: Int64
 
     /// Parses `seconds[.fraction]`; returns nil for anything else (empty, signs, letters, > 6 fraction digits beyond
     /// microseconds are truncated, not rounded).
-    public init?(_ string: String) {
+    package init?(_ string: String) {
         guard let key = SlackTimestamp.parseKey(string) else { return nil }
         self.string = string
         self.key = key
     }
 
     /// Makes a timestamp from a sort key, formatted the way Slack writes it (`seconds.micros`, 6 digits).
-    public init(key: Int64) {
+    package init(key: Int64) {
         self.key = key
         let seconds = key / 1_000_000
         let micros = key % 1_000_000
@@ -27,18 +27,18 @@ public struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConver
     }
 
     /// Seconds since the Unix epoch.
-    public var seconds: Int64 { key / 1_000_000 }
+    package var seconds: Int64 { key / 1_000_000 }
 
-    public var description: String { string }
+    package var description: String { string }
 
-    public static func < (lhs: SlackTimestamp, rhs: SlackTimestamp) -> Bool { lhs.key < rhs.key }
-    public static func == (lhs: SlackTimestamp, rhs: SlackTimestamp) -> Bool { lhs.key == rhs.key }
-    public func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    package static func < (lhs: SlackTimestamp, rhs: SlackTimestamp) -> Bool { lhs.key < rhs.key }
+    package static func == (lhs: SlackTimestamp, rhs: SlackTimestamp) -> Bool { lhs.key == rhs.key }
+    package func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
     /// The sort key of a `ts` string, or nil when it is not `digits[.digits]`.
     ///
     /// - Complexity: O(n) in the string's length.
-    public static func parseKey(_ string: String) -> Int64? {
+    package static func parseKey(_ string: String) -> Int64? {
         var seconds: Int64 = 0
         var micros: Int64 = 0
         var fractionDigits = 0

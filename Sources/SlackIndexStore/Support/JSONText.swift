@@ -1,7 +1,7 @@
 /// Writing JSON text by hand where building `Encodable` values would cost more than the text itself.
-public enum JSONText {
+package enum JSONText {
     /// A JSON array of strings.
-    public static func array(_ strings: [String]) -> String {
+    package static func array(_ strings: [String]) -> String {
         var out = "["
         for (index, string) in strings.enumerated() {
             if index > 0 { out += "," }
@@ -13,7 +13,7 @@ public enum JSONText {
     /// Appends `string` as a quoted JSON string: `"` and `\` escaped, `\n` `\r` `\t` by name, other control
     /// characters as `\u00XX`; everything else as is (UTF-8, no `\u` escapes).
     /// - Complexity: O(n) in the string's scalars.
-    public static func appendQuoted(_ string: String, to out: inout String) {
+    package static func appendQuoted(_ string: String, to out: inout String) {
         out += "\""
         for scalar in string.unicodeScalars {
             switch scalar {

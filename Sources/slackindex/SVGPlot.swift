@@ -1,30 +1,31 @@
 import Foundation
+import SlackIndex
 
 /// A plain SVG line chart with axes, ticks, labels, units and a legend (log scales optional).
-public struct SVGPlot: Sendable {
+struct SVGPlot: Sendable {
     /// One line of the chart.
-    public struct Series: Sendable {
-        public var name: String
-        public var color: String
-        public var points: [(x: Double, y: Double)]
+    struct Series: Sendable {
+        var name: String
+        var color: String
+        var points: [(x: Double, y: Double)]
 
-        public init(name: String, color: String, points: [(x: Double, y: Double)]) {
+        init(name: String, color: String, points: [(x: Double, y: Double)]) {
             self.name = name
             self.color = color
             self.points = points
         }
     }
 
-    public var title: String
-    public var xLabel: String
-    public var yLabel: String
-    public var logX = false
-    public var logY = false
-    public var series: [Series] = []
-    public var width = 760.0
-    public var height = 440.0
+    var title: String
+    var xLabel: String
+    var yLabel: String
+    var logX = false
+    var logY = false
+    var series: [Series] = []
+    var width = 760.0
+    var height = 440.0
 
-    public init(title: String, xLabel: String, yLabel: String) {
+    init(title: String, xLabel: String, yLabel: String) {
         self.title = title
         self.xLabel = xLabel
         self.yLabel = yLabel
@@ -33,7 +34,7 @@ public struct SVGPlot: Sendable {
     /// The chart as an SVG document.
     ///
     /// - Complexity: O(points).
-    public func render() -> String {
+    func render() -> String {
         let left = 80.0, right = 170.0, top = 50.0, bottom = 60.0
         let plotWidth = width - left - right
         let plotHeight = height - top - bottom
@@ -117,7 +118,7 @@ public struct SVGPlot: Sendable {
 
 extension TimelineBench.Result {
     /// Latency by depth, keyset beside OFFSET (log scale).
-    public func plot() -> SVGPlot {
+    func plot() -> SVGPlot {
         var plot = SVGPlot(
             title: "History page of \(pageSize) by depth: keyset vs OFFSET", xLabel: "depth (messages from the newest)",
             yLabel: "latency per page (ms, log scale)")
@@ -133,7 +134,7 @@ extension TimelineBench.Result {
 
 extension SearchBench.Result {
     /// The latency distribution as a CDF: share of queries answered within x ms (log scale).
-    public func plot() -> SVGPlot {
+    func plot() -> SVGPlot {
         var plot = SVGPlot(
             title: "Search latency: \(queries) queries × \(runs) runs", xLabel: "latency (ms, log scale)",
             yLabel: "queries answered within (%)")
