@@ -106,18 +106,28 @@ struct SearchCommand: AsyncParsableCommand {
         }
     }
 
-    /// The query with the flag filters appended in Slack's own syntax.
-    var fullQuery: String {
-        func quoted(_ value: String) -> String {
-            value.contains(where: \.isWhitespace) ? "\"\(value.replacingOccurrences(of: "\"", with: ""))\"" : value
+    /// The query as typed, with the flag filters added as filters (not turned back into text); a flag value the
+    /// filter cannot take is searched the way the query would search `name:value`, with its note.
+    func parsedQuery(_ engine: SearchEngine, options: SearchOptions) -> SearchQuery {
+        var parsed = engine.parse(query.joined(separator: " "), options: options)
+        let today = Day.today(in: options.timeZone, now: options.now)
+        var flags = inConversation.map { ("in", $0) } + from.map { ("from", $0) }
+        flags += [after.map { ("after", $0) }, before.map { ("before", $0) }].compactMap { $0 }
+        flags += has.map { ("has", $0) }
+        for (name, value) in flags {
+            if let filter = QueryParser.filter(name, value: value, today: today) {
+                parsed.filters.append(filter)
+            } else {
+                let quoted =
+                    value.contains(where: \.isWhitespace)
+                    ? "\"\(value.replacingOccurrences(of: "\"", with: ""))\"" : value
+                let fallback = engine.parse("\(name):\(quoted)", options: options)
+                parsed.terms += fallback.terms
+                parsed.filters += fallback.filters
+                parsed.notes += fallback.notes
+            }
         }
-        var parts = [query.joined(separator: " ")]
-        parts += inConversation.map { "in:" + quoted($0) }
-        parts += from.map { "from:" + quoted($0) }
-        if let after { parts.append("after:" + after) }
-        if let before { parts.append("before:" + before) }
-        parts += has.map { "has:" + $0 }
-        return parts.filter { !$0.isEmpty }.joined(separator: " ")
+        return parsed
     }
 
     func run() async throws {
@@ -129,9 +139,10 @@ struct SearchCommand: AsyncParsableCommand {
         options.timeZone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
         let config = try Config.load()
         options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? config.me
-        let text = fullQuery
+        let parsed = parsedQuery(engine, options: options)
+        let text = query.joined(separator: " ")
         if count {
-            let (total, notes) = try engine.count(text, options: options)
+            let (total, notes) = try engine.count(parsed, text: text, options: options)
             for note in notes { Output.error("note: \(note)") }
             Output.line(String(total))
             if total == 0 { throw ExitCode(1) }
@@ -146,8 +157,8 @@ struct SearchCommand: AsyncParsableCommand {
             let results: MergedSearchResults
             do {
                 results = try await engine.search(
-                    text, options: options, remote: SlackRemoteSearch(client: client), deadline: .seconds(deadline),
-                    saveRemote: saveRemote)
+                    parsed, text: text, options: options, remote: SlackRemoteSearch(client: client),
+                    deadline: .seconds(deadline), saveRemote: saveRemote)
             } catch {
                 Task { await client.shutdown() }
                 throw error
@@ -160,7 +171,7 @@ struct SearchCommand: AsyncParsableCommand {
             hits = results.hits
             partial = results.partial
         } else {
-            let results = try engine.search(text, options: options)
+            let results = try engine.search(parsed, text: text, options: options)
             for note in results.notes { Output.error("note: \(note)") }
             hits = results.hits
         }

@@ -26,6 +26,12 @@ package enum QueryParser {
         parser.run()
         return parser.finish()
     }
+
+    /// The filter a modifier given apart from the query text means (`in`, `general` as in `in:general`), or nil
+    /// when the value is not one the modifier takes (the caller can then search it as the query would).
+    package static func filter(_ name: String, value: String, today: Day) -> SearchQuery.Filter? {
+        Parser(text: "", today: today).filter(name: name.lowercased(), value: value)
+    }
 }
 
 /// The single-pass scanner behind ``QueryParser/parse(_:today:)``.
@@ -204,6 +210,13 @@ private struct Parser {
             addWord(ArraySlice(Array((rawName + ":" + value).unicodeScalars)), negated: negated)
         }
         return end
+    }
+
+    /// The filter of `name:value` with the value taken as is (quoted when it holds a separator).
+    func filter(name: String, value: String) -> SearchQuery.Filter? {
+        guard case .filter(let filter) = interpret(name: name, value: value, quoted: SyntaxText.needsQuoting(value))
+        else { return nil }
+        return filter
     }
 
     private func interpret(name: String, value: String, quoted: Bool) -> Outcome {

@@ -36,8 +36,17 @@ extension SearchEngine {
         _ text: String, options: SearchOptions, remote: any RemoteSearch, deadline: Duration,
         saveRemote: Bool = false
     ) async throws -> MergedSearchResults {
+        try await search(
+            parse(text, options: options), text: text, options: options, remote: remote, deadline: deadline,
+            saveRemote: saveRemote)
+    }
+
+    /// `search(_:options:remote:deadline:saveRemote:)` for a parsed query; `text` is what the user typed.
+    package func search(
+        _ query: SearchQuery, text: String, options: SearchOptions, remote: any RemoteSearch, deadline: Duration,
+        saveRemote: Bool = false
+    ) async throws -> MergedSearchResults {
         let until = ContinuousClock.now + deadline
-        let query = QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         // Remote request and deadline timer are child tasks (they inherit the caller's executor preference); the
         // local search runs meanwhile in this task. The first of answer and deadline wins; the other is cancelled.

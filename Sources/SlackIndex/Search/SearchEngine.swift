@@ -86,8 +86,12 @@ public struct SearchEngine: Sendable {
     /// - Throws: `SearchError` for names that match no one or several, or a query with nothing in it.
     /// - Complexity: bounded by `options.candidateWindow` matches for words, whatever their frequency.
     public func search(_ text: String, options: SearchOptions = SearchOptions()) throws -> SearchResults {
-        let query = QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
-        return try search(query, text: text, options: options)
+        try search(parse(text, options: options), text: text, options: options)
+    }
+
+    /// Parses `text` as Slack's query syntax, with dates in the options' time zone.
+    package func parse(_ text: String, options: SearchOptions) -> SearchQuery {
+        QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
     }
 
     /// Runs a parsed query.
@@ -162,7 +166,11 @@ public struct SearchEngine: Sendable {
 
     /// How many messages match (exact, not windowed).
     public func count(_ text: String, options: SearchOptions = SearchOptions()) throws -> (Int, [String]) {
-        let query = QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
+        try count(parse(text, options: options), text: text, options: options)
+    }
+
+    /// How many messages a parsed query matches (exact, not windowed).
+    package func count(_ query: SearchQuery, text: String, options: SearchOptions) throws -> (Int, [String]) {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         guard let resolved = try resolve(query, options: options) else { return (0, query.notes) }
         if resolved.words.isEmpty && query.terms.contains(where: { !$0.negated }) { return (0, query.notes) }

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// The layers the README promises, checked on the sources: SwiftPM lets a target import a transitive dependency's
+/// module, so the compiler alone does not stop GRDB from leaking back into the library.
+@Suite struct LayerTests {
+    /// Every Swift file under `Sources/<target>`, with its text.
+    static func sources() throws -> [(target: String, path: String, text: String)] {
+        let sources = TestSupport.root.appendingPathComponent("Sources")
+        let fm = FileManager.default
+        var files: [(String, String, String)] = []
+        for target in try fm.contentsOfDirectory(atPath: sources.path).sorted() {
+            let base = sources.appendingPathComponent(target).path
+            guard let walker = fm.enumerator(atPath: base) else {
+                Issue.record("cannot list \(base)")
+                continue
+            }
+            for case let relative as String in walker where relative.hasSuffix(".swift") {
+                let path = base + "/" + relative
+                files.append((target, path, try String(contentsOfFile: path, encoding: .utf8)))
+            }
+        }
+        return files
+    }
+
+    @Test func onlyTheStoreImportsGRDBOrSQLite() throws {
+        let files = try Self.sources()
+        #expect(files.count > 50, "the walk found the sources")
+        #expect(files.contains { $0.target == "SlackIndexStore" && $0.text.contains("import GRDB\n") })
+        for file in files where file.target != "SlackIndexStore" {
+            for module in ["import GRDB", "import GRDBSQLite", "import SQLite3", "import CSlackTokenizer"] {
+                #expect(!file.text.contains(module + "\n"), "\(file.path) has \(module)")
+            }
+        }
+    }
+
+    @Test func noGRDBTypesOutsideTheStore() throws {
+        let grdbTypes = ["Database)", "Database,", "(in db:", "DatabasePool", "DatabaseQueue", "StatementArguments"]
+        for file in try Self.sources() where file.target != "SlackIndexStore" {
+            for name in grdbTypes {
+                #expect(!file.text.contains(name), "\(file.path) mentions \(name)")
+            }
+        }
+    }
+}
