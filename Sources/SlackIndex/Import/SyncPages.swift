@@ -38,7 +38,7 @@ extension Importer {
         for sub in ["", "/history", "/delta"] {
             let dir = folder + sub
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter {
-                $0.hasSuffix(".json") && $0 != "manifest.json" && $0 != "expected.json"
+                $0.hasSuffix(".json") && $0 != "manifest.json"
             }
             files += names.sorted().map { dir + "/" + $0 }
         }
@@ -105,6 +105,12 @@ extension Importer {
             }
             for file in files {
                 do {
+                    // A folder may hold other JSON beside its pages (a generator's summary, a tool's notes):
+                    // recognised by content, such files are noted and left alone; a file named on its own is not.
+                    if file != path, let data = FileManager.default.contents(atPath: file), !Importer.isPage(data) {
+                        summary.notes.append("'\(file)' is not an API page (no \"messages\"); it was not imported.")
+                        continue
+                    }
                     try importPage(file, into: target, preparer: &preparer, summary: &summary)
                 } catch let error as ImportError {
                     summary.skippedFiles.append(.init(path: file, reason: error.description))
@@ -126,6 +132,17 @@ extension Importer {
         summary.dayFiles += 1
         summary.bytes += Int64(data.count)
         _ = try applyPage([UInt8](data), source: file, into: conversation, preparer: &preparer, summary: &summary)
+    }
+
+    /// Whether `data` may be an API page: anything but a complete JSON object without `messages` or `ok` (a
+    /// truncated or broken file counts as a page, so that importing it reports the damage).
+    static func isPage(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        let page = bytes.withUnsafeBytes { JSONSlicer($0) }
+        guard page.isComplete, !page.isArray else { return true }
+        let whole = 0..<page.bytes.count
+        return JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) != nil
+            || JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole) != nil
     }
 
     /// What a page held besides messages: where it continues, and the threads it names.
