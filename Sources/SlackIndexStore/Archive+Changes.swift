@@ -57,7 +57,7 @@ extension Archive {
                     db, sql: "SELECT conversation_id, ts_key, thread_key FROM message WHERE id IN \(list)",
                     arguments: StatementArguments(ids))
                 {
-                    out.append((row[0], row[1], row[2]))
+                    out.append((row["conversation_id"], row["ts_key"], row["thread_key"]))
                 }
             }
             return out

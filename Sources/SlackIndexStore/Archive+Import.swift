@@ -36,8 +36,10 @@ extension Archive {
             let handle = user.handle
             existing.setUncheckedArguments([user.id])
             if let row = try Row.fetchOne(existing) {
-                let names: [String?] = [row[0], row[1], row[2], row[6], row[7]]
-                let bools: [Bool] = [row[3], row[4], row[5]]
+                let names: [String?] = [
+                    row["handle"], row["real_name"], row["display_name"], row["time_zone"], row["team_id"],
+                ]
+                let bools: [Bool] = [row["is_bot"], row["is_deleted"], row["is_placeholder"]]
                 let same =
                     names == [handle, user.realName, user.displayName, user.timeZone, user.teamID]
                     && bools == [user.isBot, user.isDeleted, false]
@@ -85,11 +87,13 @@ extension Archive {
                 """,
             arguments: [c.slackID])
         {
-            let rowID: Int64 = row[0]
-            let strings: [String?] = [row[1], row[2], row[3], row[5], row[6], row[8]]
-            let created: Int64? = row[4]
-            let archived: Bool = row[7]
-            let workspace: Int64? = row[9]
+            let rowID: Int64 = row["id"]
+            let strings: [String?] = [
+                row["kind"], row["name"], row["folder"], row["topic"], row["purpose"], row["members"],
+            ]
+            let created: Int64? = row["created"]
+            let archived: Bool = row["is_archived"]
+            let workspace: Int64? = row["workspace_id"]
             let same =
                 strings == [c.kind.rawValue, c.name, c.folder, c.topic, c.purpose, members]
                 && created == c.created && archived == c.isArchived
@@ -147,10 +151,10 @@ extension Archive {
                     WHERE conversation_id = ? AND ts_key = ?
                     """, arguments: [conversationRowID, tsKey])
         else { return false }
-        let id: Int64 = row[0]
-        let deleted: Bool = row[1]
+        let id: Int64 = row["id"]
+        let deleted: Bool = row["is_deleted"]
         if !deleted {
-            try MessageWriter.indexDelete(id: id, row[2], row[3], in: db)
+            try MessageWriter.indexDelete(id: id, row["search_text"], row["search_extra"], in: db)
             try db.execute(sql: "UPDATE message SET is_deleted = 1 WHERE id = ?", arguments: [id])
         }
         return true
@@ -172,8 +176,8 @@ extension Archive {
         try applyPendingReactions(in: db)
         var applied = 0
         for row in try Row.fetchAll(db, sql: "SELECT conversation_id, ts_key FROM pending_deletion") {
-            let conversation: Int64 = row[0]
-            let tsKey: Int64 = row[1]
+            let conversation: Int64 = row["conversation_id"]
+            let tsKey: Int64 = row["ts_key"]
             if try markDeleted(conversationRowID: conversation, tsKey: tsKey, in: db) {
                 try db.execute(
                     sql: "DELETE FROM pending_deletion WHERE conversation_id = ? AND ts_key = ?",
@@ -246,8 +250,8 @@ extension Archive {
         }
         let row = try Row.fetchOne(
             db, sql: "SELECT count, users FROM reaction WHERE message_id = ? AND name = ?", arguments: [id, name])
-        var users = (try? JSONDecoderCache.decode([String].self, from: row?[1] ?? "[]")) ?? []
-        var count: Int = row?[0] ?? 0
+        var users = (try? JSONDecoderCache.decode([String].self, from: row?["users"] ?? "[]")) ?? []
+        var count: Int = row?["count"] ?? 0
         if added {
             guard !users.contains(userID) else { return }
             users.append(userID)
@@ -283,8 +287,9 @@ extension Archive {
                 """)
         for row in rows {
             try react(
-                conversationRowID: row[1], tsKey: row[2], name: row[3], userID: row[4], added: row[5], in: db)
-            try db.execute(sql: "DELETE FROM pending_reaction WHERE id = ?", arguments: [row[0] as Int64])
+                conversationRowID: row["conversation_id"], tsKey: row["ts_key"], name: row["name"],
+                userID: row["user_id"], added: row["added"], in: db)
+            try db.execute(sql: "DELETE FROM pending_reaction WHERE id = ?", arguments: [row["id"] as Int64])
         }
     }
 
@@ -339,7 +344,7 @@ extension Archive {
                 sql: """
                     SELECT c.slack_id, c.kind, c.name, p.next_key,
                         (SELECT max(o.newest_key) FROM sync_page o
-                         WHERE o.conversation_id = p.conversation_id AND o.newest_key < p.next_key)
+                         WHERE o.conversation_id = p.conversation_id AND o.newest_key < p.next_key) AS older_key
                     FROM sync_page p JOIN conversation c ON c.id = p.conversation_id
                     WHERE p.next_key IS NOT NULL AND NOT EXISTS (
                         SELECT 1 FROM sync_page q WHERE q.conversation_id = p.conversation_id
@@ -348,11 +353,12 @@ extension Archive {
                     """)
             return rows.map { row in
                 let conversation = Conversation(
-                    rowID: 0, id: row[0], kind: ConversationKind(rawValue: row[1]) ?? .channel, name: row[2])
-                let older: Int64? = row[4]
+                    rowID: 0, id: row["slack_id"], kind: ConversationKind(rawValue: row["kind"]) ?? .channel,
+                    name: row["name"])
+                let older: Int64? = row["older_key"]
                 return SyncGap(
                     conversationID: conversation.id, conversation: conversation.displayName,
-                    newestTS: SlackTimestamp(key: row[3]).string, olderTS: older.map { SlackTimestamp(key: $0).string })
+                    newestTS: SlackTimestamp(key: row["next_key"]).string, olderTS: older.map { SlackTimestamp(key: $0).string })
             }
         }
     }

@@ -44,7 +44,10 @@ extension Archive {
             try Row.fetchOne(
                 db, sql: "SELECT oldest_ts, top_ts, low_ts, cursor, pages FROM sync_run WHERE conversation_id = ?",
                 arguments: [conversationRowID]
-            ).map { SyncRun(oldestTS: $0[0], topTS: $0[1], lowTS: $0[2], cursor: $0[3], pages: $0[4]) }
+            ).map {
+                SyncRun(oldestTS: $0["oldest_ts"], topTS: $0["top_ts"], lowTS: $0["low_ts"], cursor: $0["cursor"],
+                    pages: $0["pages"])
+            }
         }
     }
 
@@ -159,7 +162,11 @@ extension Archive {
                     SELECT conversation_id, thread_ts, oldest_ts, cursor FROM sync_thread
                     ORDER BY conversation_id, thread_ts
                     """
-            ).map { SyncThread(conversationRowID: $0[0], threadTS: $0[1], oldestTS: $0[2], cursor: $0[3]) }
+            ).map {
+                SyncThread(
+                    conversationRowID: $0["conversation_id"], threadTS: $0["thread_ts"], oldestTS: $0["oldest_ts"],
+                    cursor: $0["cursor"])
+            }
         }
     }
 

@@ -118,6 +118,8 @@ extension Archive {
     }
 
     private static func token(_ row: Row) -> APIToken {
-        APIToken(id: row[0], userID: row[1], isAdmin: row[2], created: row[3], label: row[4])
+        APIToken(
+            id: row["id"], userID: row["user_id"], isAdmin: row["is_admin"], created: row["created"],
+            label: row["label"])
     }
 }

@@ -164,13 +164,13 @@ extension Archive {
                 arguments += [limit]
                 let statement = try db.cachedStatement(
                     sql: """
-                        SELECT rowid, bm25(message_fts, 1.0, 0.4) FROM message_fts
+                        SELECT rowid AS id, bm25(message_fts, 1.0, 0.4) AS bm25 FROM message_fts
                         WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(negative)
                         ORDER BY rowid \(order) LIMIT ?
                         """)
                 return try Row.fetchAll(statement, arguments: arguments).map {
-                    let id: Int64 = $0[0]
-                    return SearchCandidate(sortKey: id, bm25: $0[1], tsKey: MessageID(rawValue: id).tsKey)
+                    let id: Int64 = $0["id"]
+                    return SearchCandidate(sortKey: id, bm25: $0["bm25"], tsKey: MessageID(rawValue: id).tsKey)
                 }
             }
             let (where_, filterArguments) = Archive.conditions(s)
@@ -179,14 +179,14 @@ extension Archive {
             arguments += [limit]
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT message_fts.rowid, bm25(message_fts, 1.0, 0.4), m.ts_key
+                    SELECT message_fts.rowid AS id, bm25(message_fts, 1.0, 0.4) AS bm25, m.ts_key
                     FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
                     WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
                     ORDER BY message_fts.rowid \(order)
                     LIMIT ?
                     """)
             return try Row.fetchAll(statement, arguments: arguments).map {
-                SearchCandidate(sortKey: $0[0], bm25: $0[1], tsKey: $0[2])
+                SearchCandidate(sortKey: $0["id"], bm25: $0["bm25"], tsKey: $0["ts_key"])
             }
         }
     }
@@ -304,16 +304,12 @@ extension Archive {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder FROM user
+                    SELECT \(UserColumns.list) FROM user
                     WHERE id = ? OR handle = ? COLLATE NOCASE OR display_name = ? COLLATE NOCASE
                         OR real_name = ? COLLATE NOCASE
                     ORDER BY id
                     """, arguments: [name, name, name, name]
-            ).map { row in
-                User(
-                    id: row[0], handle: row[1], realName: row[2], displayName: row[3], isBot: row[4],
-                    isDeleted: row[5], isPlaceholder: row[6])
-            }
+            ).map(UserColumns.user)
         }
     }
 
@@ -336,10 +332,10 @@ extension Archive {
         try pool.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, members FROM conversation WHERE kind = 'dm'")
             return rows.compactMap { row -> Int64? in
-                let members = (try? JSONDecoderCache.decode([String].self, from: row[1] as String)) ?? []
+                let members = (try? JSONDecoderCache.decode([String].self, from: row["members"] as String)) ?? []
                 guard members.contains(other) else { return nil }
                 if let me, me != other, !members.contains(me) { return nil }
-                return row[0]
+                return row["id"]
             }
         }
     }

@@ -44,25 +44,28 @@ extension Archive {
                 db,
                 sql: """
                     SELECT
-                        count(*) FILTER (WHERE is_deleted = 0),
-                        count(*) FILTER (WHERE is_deleted = 1),
-                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(MessageFlags.threadParent.rawValue)) != 0),
-                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(MessageFlags.topLevel.rawValue)) = 0),
-                        min(ts_key), max(ts_key)
+                        count(*) FILTER (WHERE is_deleted = 0) AS messages,
+                        count(*) FILTER (WHERE is_deleted = 1) AS deleted,
+                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(MessageFlags.threadParent.rawValue)) != 0)
+                            AS threads,
+                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(MessageFlags.topLevel.rawValue)) = 0)
+                            AS replies,
+                        min(ts_key) AS first, max(ts_key) AS last
                     FROM message WHERE 1 \(scope)
                     """)
             var kinds: [String: Int] = [:]
             for kind in ConversationKind.allCases { kinds[kind.rawValue] = 0 }
-            for pair in try Row.fetchAll(db, sql: "SELECT kind, count(*) FROM conversation GROUP BY kind") {
-                kinds[pair[0]] = pair[1]
+            for pair in try Row.fetchAll(db, sql: "SELECT kind, count(*) AS count FROM conversation GROUP BY kind") {
+                kinds[pair["kind"]] = pair["count"]
             }
             let users = try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE is_placeholder = 0") ?? 0
             let placeholders = try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE is_placeholder = 1") ?? 0
             var stats = ArchiveStats(
-                messages: row?[0] ?? 0, deletedMessages: row?[1] ?? 0, threads: row?[2] ?? 0, replies: row?[3] ?? 0,
+                messages: row?["messages"] ?? 0, deletedMessages: row?["deleted"] ?? 0, threads: row?["threads"] ?? 0,
+                replies: row?["replies"] ?? 0,
                 conversations: kinds.values.reduce(0, +), conversationsByKind: kinds, users: users,
-                placeholderUsers: placeholders, firstSeconds: (row?[4] as Int64?).map { $0 / 1_000_000 },
-                lastSeconds: (row?[5] as Int64?).map { $0 / 1_000_000 }, databaseBytes: size)
+                placeholderUsers: placeholders, firstSeconds: (row?["first"] as Int64?).map { $0 / 1_000_000 },
+                lastSeconds: (row?["last"] as Int64?).map { $0 / 1_000_000 }, databaseBytes: size)
             if let conversation {
                 stats.conversation = conversation.displayName
                 stats.conversationID = conversation.id

@@ -182,9 +182,9 @@ extension Archive {
                 db, sql: "SELECT message_id, name, count, users FROM reaction WHERE message_id IN \(list)",
                 arguments: StatementArguments(rowIDs))
             {
-                let users = (try? JSONDecoderCache.decode([String].self, from: row[3] as String)) ?? []
-                out[row[0], default: MessageDetails()].reactions.append(
-                    StoredReaction(name: row[1], count: row[2], users: users))
+                let users = (try? JSONDecoderCache.decode([String].self, from: row["users"] as String)) ?? []
+                out[row["message_id"], default: MessageDetails()].reactions.append(
+                    StoredReaction(name: row["name"], count: row["count"], users: users))
             }
             for row in try Row.fetchAll(
                 db,
@@ -193,10 +193,11 @@ extension Archive {
                     FROM file WHERE message_id IN \(list) ORDER BY message_id, position
                     """, arguments: StatementArguments(rowIDs))
             {
-                out[row[0], default: MessageDetails()].files.append(
+                out[row["message_id"], default: MessageDetails()].files.append(
                     StoredFile(
-                        id: row[1], name: row[2], title: row[3], mimetype: row[4], size: row[5], mode: row[6],
-                        urlPrivate: row[7], permalink: row[8]))
+                        id: row["file_id"], name: row["name"], title: row["title"], mimetype: row["mimetype"],
+                        size: row["size"], mode: row["mode"], urlPrivate: row["url_private"],
+                        permalink: row["permalink"]))
             }
             return out
         }
@@ -226,7 +227,7 @@ enum TimelineRows {
     /// empty text): most rows skip that string.
     static let columns = """
         m.id, m.ts, m.ts_key, m.user_id, m.username, m.text,
-        CASE WHEN m.text = '' OR instr(m.text, '<') OR instr(m.text, '&') THEN m.search_text END,
+        CASE WHEN m.text = '' OR instr(m.text, '<') OR instr(m.text, '&') THEN m.search_text END AS plain_text,
         m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags
         """
 
@@ -251,16 +252,16 @@ enum TimelineRows {
     }
 
     static func message(_ row: Row, conversation: Conversation, names: [String: String]) -> Message {
-        let userID: String? = row[3]
-        let username: String? = row[4]
-        let text: String = row[5]
-        let plain: String? = row[6]
+        let userID: String? = row["user_id"]
+        let username: String? = row["username"]
+        let text: String = row["text"]
+        let plain: String? = row["plain_text"]
         return Message(
-            rowID: row[0], conversationID: conversation.id, conversation: conversation.displayName, ts: row[1],
-            tsKey: row[2], userID: userID, user: userID.flatMap { names[$0] } ?? username ?? userID,
-            text: text, plainText: plain ?? text, subtype: row[7], threadTS: row[8], replyCount: row[9],
-            editedTS: row[10], isDeleted: row[11], flags: MessageFlags(rawValue: row[12]), sortKey: row[0],
-            workspaceDomain: conversation.workspaceDomain)
+            rowID: row["id"], conversationID: conversation.id, conversation: conversation.displayName, ts: row["ts"],
+            tsKey: row["ts_key"], userID: userID, user: userID.flatMap { names[$0] } ?? username ?? userID,
+            text: text, plainText: plain ?? text, subtype: row["subtype"], threadTS: row["thread_ts"],
+            replyCount: row["reply_count"], editedTS: row["edited_ts"], isDeleted: row["is_deleted"],
+            flags: MessageFlags(rawValue: row["flags"]), sortKey: row["id"], workspaceDomain: conversation.workspaceDomain)
     }
 }
 
@@ -275,7 +276,9 @@ extension Archive {
         if let cached = nameCache.withLock({ $0 }), cached.version == version { return cached.names }
         var names: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, handle, real_name, display_name FROM user") {
-            names[row[0]] = User(id: row[0], handle: row[1], realName: row[2], displayName: row[3]).bestName
+            let user = User(
+                id: row["id"], handle: row["handle"], realName: row["real_name"], displayName: row["display_name"])
+            names[user.id] = user.bestName
         }
         nameCache.withLock { $0 = (version, names) }
         return names

@@ -162,6 +162,9 @@ extension Importer {
     /// archive in one transaction, with the sync progress `sync` derives from the page recorded in that same
     /// transaction.
     ///
+    /// One pass over the page's records sorts each into messages, deletions, reactions and thread marks (over 60
+    /// lines: splitting the loop would hand five accumulators around).
+    ///
     /// - Parameter recordSpan: record the page's span for gap reports (history pages; not replies).
     /// - Throws: `ImportError.malformedJSON` naming `source` when the bytes are not a page.
     func applyPage(
@@ -169,34 +172,9 @@ extension Importer {
         summary: inout ImportSummary, recordSpan: Bool = true, extraFlags: MessageFlags = [],
         sync: ((PageOutcome) -> SyncProgress)? = nil
     ) throws -> PageOutcome {
-        let page = bytes.withUnsafeBytes { JSONSlicer($0) }
-        guard page.isComplete else {
-            throw ImportError.malformedJSON(path: source, reason: "the file is truncated or not JSON")
-        }
-        var elements = page.elements
+        let (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
         var outcome = PageOutcome()
-        if !page.isArray {
-            let whole = 0..<page.bytes.count
-            if JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole).map({ page.bytes[$0] }) == Array("false".utf8)[...] {
-                let error = JSONSlicer.valueRange(ofKey: "error", in: page.bytes, object: whole)
-                    .map { String(decoding: page.bytes[$0], as: UTF8.self) } ?? "unknown"
-                throw ImportError.malformedJSON(path: source, reason: "the API answered an error page (\(error))")
-            }
-            guard let list = JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) else {
-                throw ImportError.malformedJSON(
-                    path: source, reason: "not a sync page: expected a JSON array of messages or {\"messages\": [...]}")
-            }
-            let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
-            elements = inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) }
-            if let metadata = JSONSlicer.valueRange(ofKey: "response_metadata", in: page.bytes, object: whole),
-                let cursorRange = JSONSlicer.valueRange(ofKey: "next_cursor", in: page.bytes, object: metadata)
-            {
-                let quoted = String(decoding: page.bytes[cursorRange], as: UTF8.self)
-                let text = quoted.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                outcome.cursor = text.isEmpty || text == "null" ? nil : text
-            }
-        }
-        let cursor = outcome.cursor
+        outcome.cursor = cursor
         let records: [MessageRecord?] = page.bytes.withUnsafeBufferPointer { buffer in
             elements.map { try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[$0])) }
         }
@@ -254,6 +232,44 @@ extension Importer {
         write.sync = sync?(outcome)
         summary.add(try archive.apply(page: write))
         return outcome
+    }
+
+    /// A page's messages (their byte ranges) and `response_metadata.next_cursor`, out of an API response (or a bare
+    /// array of messages).
+    ///
+    /// - Throws: `ImportError.malformedJSON` naming `source` for broken JSON, an API error page, or an object
+    ///   without `messages`.
+    static func envelope(
+        of bytes: [UInt8], source: String
+    ) throws -> (page: JSONSlicer, elements: [Range<Int>], cursor: String?) {
+        let page = bytes.withUnsafeBytes { JSONSlicer($0) }
+        guard page.isComplete else {
+            throw ImportError.malformedJSON(path: source, reason: "the file is truncated or not JSON")
+        }
+        guard !page.isArray else { return (page, page.elements, nil) }
+        let whole = 0..<page.bytes.count
+        if JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole).map({ page.bytes[$0] })
+            == Array("false".utf8)[...]
+        {
+            let error = JSONSlicer.valueRange(ofKey: "error", in: page.bytes, object: whole)
+                .map { String(decoding: page.bytes[$0], as: UTF8.self) } ?? "unknown"
+            throw ImportError.malformedJSON(path: source, reason: "the API answered an error page (\(error))")
+        }
+        guard let list = JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) else {
+            throw ImportError.malformedJSON(
+                path: source, reason: "not a sync page: expected a JSON array of messages or {\"messages\": [...]}")
+        }
+        let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
+        let elements = inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) }
+        var cursor: String?
+        if let metadata = JSONSlicer.valueRange(ofKey: "response_metadata", in: page.bytes, object: whole),
+            let cursorRange = JSONSlicer.valueRange(ofKey: "next_cursor", in: page.bytes, object: metadata)
+        {
+            let quoted = String(decoding: page.bytes[cursorRange], as: UTF8.self)
+            let text = quoted.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            cursor = text.isEmpty || text == "null" ? nil : text
+        }
+        return (page, elements, cursor)
     }
 }
 

@@ -105,14 +105,55 @@ public final class Synchronizer: Sendable {
         var summary = Summary()
 
         // 1. Who we are, who is there, what there is.
+        report("users", state)
+        let conversations = try await syncListings(summary: &summary)
+        state.conversationsTotal = conversations.count
+
+        var preparer = MessagePreparer(names: try archive.nameDirectory())
+        let importer = Importer(archive: archive)
+
+        // 2. Histories.
+        for conversation in conversations {
+            report("history", state)
+            try await syncHistory(
+                conversation, importer: importer, preparer: &preparer, summary: &summary, state: &state,
+                report: report)
+            state.conversationsDone += 1
+        }
+
+        // 3. Threads with new replies (also those queued by an interrupted run).
+        if options.threads {
+            try await syncQueuedThreads(
+                of: conversations, importer: importer, preparer: &preparer, summary: &summary, state: &state,
+                report: report)
+        }
+        try archive.applyPendingEvents()
+        report("done", state)
+
+        let stats = client.stats
+        summary.messagesAdded = state.importSummary.messagesAdded
+        summary.messagesUpdated = state.importSummary.messagesUpdated
+        summary.messagesUnchanged = state.importSummary.messagesUnchanged
+        summary.messagesSkipped = state.importSummary.messagesSkipped
+        summary.skipReasons = state.importSummary.skipReasons
+        summary.requests = stats.requests
+        summary.rateLimited = stats.rateLimited
+        summary.failures = stats.failures
+        summary.waitedSeconds = stats.waited
+        summary.bytes = stats.bytes
+        summary.seconds = (ContinuousClock.now - started).seconds
+        return summary
+    }
+
+    /// `auth.test`, then every page of `users.list` and `conversations.list`, stored; returns the conversations
+    /// this run syncs.
+    private func syncListings(summary: inout Summary) async throws -> [Conversation] {
         let auth = try await client.call("auth.test")
         let me = try JSONDecoder().decode(AuthTest.self, from: Data(auth)).userID
-        report("users", state)
         var users: [UserRecord] = []
         try await paginate("users.list", [("limit", "200")], summary: &summary) { body in
             users += try JSONDecoder().decode(MembersPage.self, from: Data(body)).members
         }
-        report("conversations", state)
         var records: [ConversationRecord] = []
         try await paginate(
             "conversations.list",
@@ -135,59 +176,34 @@ public final class Synchronizer: Sendable {
         var conversations: [Conversation] = []
         for id in selected { conversations.append(try archive.conversation(named: id)) }
         summary.conversations = conversations.count
-        state.conversationsTotal = conversations.count
+        return conversations
+    }
 
-        var preparer = MessagePreparer(names: try archive.nameDirectory())
-        let importer = Importer(archive: archive)
-
-        // 2. Histories.
-        for conversation in conversations {
-            report("history", state)
-            try await syncHistory(
-                conversation, importer: importer, preparer: &preparer, summary: &summary, state: &state,
-                report: report)
-            state.conversationsDone += 1
-        }
-
-        // 3. Threads with new replies (also those queued by an interrupted run).
-        if options.threads {
-            let byRowID = Dictionary(
-                try archive.conversations().map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
-            let selectedRowIDs = Set(conversations.map(\.rowID))
-            let queued = try archive.syncThreads().filter { selectedRowIDs.contains($0.conversationRowID) }
-            state.threadsTotal = queued.count
-            var touched = Set<Int64>()
-            for thread in queued {
-                report("threads", state)
-                guard let conversation = byRowID[thread.conversationRowID] else {
-                    try archive.dropSyncThread(conversationRowID: thread.conversationRowID, threadTS: thread.threadTS)
-                    continue
-                }
-                try await syncReplies(
-                    thread, in: conversation, importer: importer, preparer: &preparer, summary: &summary,
-                    state: &state)
-                touched.insert(conversation.rowID)
-                state.threadsDone += 1
+    /// Fetches the replies of the queued threads of `conversations`, then raises their parents' reply counts.
+    private func syncQueuedThreads(
+        of conversations: [Conversation], importer: Importer, preparer: inout MessagePreparer,
+        summary: inout Summary, state: inout RunState, report: (String, RunState) -> Void
+    ) async throws {
+        let byRowID = Dictionary(
+            try archive.conversations().map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
+        let selectedRowIDs = Set(conversations.map(\.rowID))
+        let queued = try archive.syncThreads().filter { selectedRowIDs.contains($0.conversationRowID) }
+        state.threadsTotal = queued.count
+        var touched = Set<Int64>()
+        for thread in queued {
+            report("threads", state)
+            guard let conversation = byRowID[thread.conversationRowID] else {
+                try archive.dropSyncThread(conversationRowID: thread.conversationRowID, threadTS: thread.threadTS)
+                continue
             }
-            summary.threads = queued.count
-            try archive.recountReplies(conversations: touched)
+            try await syncReplies(
+                thread, in: conversation, importer: importer, preparer: &preparer, summary: &summary,
+                state: &state)
+            touched.insert(conversation.rowID)
+            state.threadsDone += 1
         }
-        try archive.applyPendingEvents()
-        report("done", state)
-
-        let stats = client.stats
-        summary.messagesAdded = state.importSummary.messagesAdded
-        summary.messagesUpdated = state.importSummary.messagesUpdated
-        summary.messagesUnchanged = state.importSummary.messagesUnchanged
-        summary.messagesSkipped = state.importSummary.messagesSkipped
-        summary.skipReasons = state.importSummary.skipReasons
-        summary.requests = stats.requests
-        summary.rateLimited = stats.rateLimited
-        summary.failures = stats.failures
-        summary.waitedSeconds = stats.waited
-        summary.bytes = stats.bytes
-        summary.seconds = (ContinuousClock.now - started).seconds
-        return summary
+        summary.threads = queued.count
+        try archive.recountReplies(conversations: touched)
     }
 
     private struct RunState {
