@@ -10,6 +10,8 @@ extension SlackAPI {
     /// U+E000 … U+E001 as `text`. `from:me` is the token's user and dates are days in that user's time zone.
     /// Names that match no one (or a conversation the token cannot see) give no results, not an error.
     /// - Complexity: that of `SearchEngine.search` for `page × count` results, plus an exact count of matches.
+    /// Over 60 lines: Slack's answer shape (`messages.matches`, `paging`, `pagination`, `total`) is built in one
+    /// place so that it can be read against Slack's documentation field by field.
     func searchMessages(_ request: APIRequest) throws -> [(String, JSONValue)] {
         let query = request.string("query")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard !query.isEmpty else { throw APIFailure(code: "no_query") }

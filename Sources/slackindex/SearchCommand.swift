@@ -130,6 +130,8 @@ struct SearchCommand: AsyncParsableCommand {
         return parsed
     }
 
+    /// Over 60 lines: flags to options, the local or merged search, and the three output formats; each branch is
+    /// a few lines of printing that reads best next to the flag it serves.
     func run() async throws {
         let archive = try global.openArchive()
         let engine = SearchEngine(archive: archive)

@@ -48,6 +48,8 @@ package struct TimelineBench: Sendable {
     }
 
     /// Runs the benchmark.
+    /// Over 60 lines: the three workloads (depths, warm cache, scroll) share one seeded generator whose draws
+    /// must stay in this order for runs to be comparable.
     package func run() throws -> Result {
         let busiest = try archive.busiestConversations(limit: conversations)
         var depthResults: [Depth] = []

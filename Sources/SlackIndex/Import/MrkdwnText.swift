@@ -80,6 +80,8 @@ package struct MrkdwnText: Sendable, Equatable {
         return nil
     }
 
+    /// Over 60 lines: a single-pass byte scanner over `<…>` references and entities; its state (output buffer,
+    /// position) is local, and splitting the cases would copy it per call on the import's hot path.
     private static func rewrite(
         _ inner: Slice<UnsafeBufferPointer<UInt8>>, names: NameDirectory, out: inout [UInt8], extra: inout [UInt8],
         hasLink: inout Bool

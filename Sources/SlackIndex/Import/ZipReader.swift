@@ -146,6 +146,8 @@ final class ZipReader: @unchecked Sendable {
 
     // MARK: - Central directory
 
+    /// Over 60 lines: the end record, the ZIP64 locator and the directory entries are read and range-checked in
+    /// file order, each check next to the read it guards.
     private static func readDirectory(descriptor: Int32, fileSize: UInt64) throws -> [Entry] {
         // The end-of-central-directory record: 22 bytes plus a comment of up to 65,535 bytes, at the end.
         guard fileSize >= 22 else { throw Failure("it is too short to be a zip file") }

@@ -42,6 +42,8 @@ extension SearchEngine {
     }
 
     /// `search(_:options:remote:deadline:saveRemote:)` for a parsed query; `text` is what the user typed.
+    /// Over 60 lines: the task group (remote, deadline, local in this task) and the merge that must see all three
+    /// outcomes are one structured-concurrency scope; splitting it would move child tasks across functions.
     package func search(
         _ query: SearchQuery, text: String, options: SearchOptions, remote: any RemoteSearch, deadline: Duration,
         saveRemote: Bool = false

@@ -195,6 +195,7 @@ public struct SearchEngine: Sendable {
     }
 
     /// Resolves names to ids. Returns nil when the filters cannot match anything (contradictory dates).
+    /// Over 60 lines: one switch over the filter kinds, then the token's visibility; each case is two lines.
     func resolve(_ query: SearchQuery, options: SearchOptions) throws -> ResolvedSearch? {
         var resolved = ResolvedSearch()
         // Terms without a letter or digit would match nothing: they are left out.

@@ -184,6 +184,8 @@ public final class Timeline: Sendable {
     /// Cache counters (hits, misses, evictions…).
     public func stats() -> CacheStats { cache.stats() }
 
+    /// Over 60 lines: cache lookup, store read and cursor making share the page key and the invalidation
+    /// generation read before the store; splitting them would let a write slip between the two.
     private func read(
         _ conversation: Conversation, scope: Archive.PageScope, threadTS: String?, anchor: TimelineAnchor,
         limit: Int, includeDeleted: Bool, exact: TimelinePosition? = nil
