@@ -169,8 +169,10 @@ extension Archive {
                         ORDER BY rowid \(order) LIMIT ?
                         """)
                 return try Row.fetchAll(statement, arguments: arguments).map {
-                    let id: Int64 = $0["id"]
-                    return SearchCandidate(sortKey: id, bm25: $0["bm25"], tsKey: MessageID(rawValue: id).tsKey)
+                    // Positional: candidates are the search's hot rows (up to the whole window per query); reading
+                    // them by name cost the `bench search` workload ~20% at p50 on 1M messages.
+                    let id: Int64 = $0[0]
+                    return SearchCandidate(sortKey: id, bm25: $0[1], tsKey: MessageID(rawValue: id).tsKey)
                 }
             }
             let (where_, filterArguments) = Archive.conditions(s)
@@ -186,7 +188,7 @@ extension Archive {
                     LIMIT ?
                     """)
             return try Row.fetchAll(statement, arguments: arguments).map {
-                SearchCandidate(sortKey: $0["id"], bm25: $0["bm25"], tsKey: $0["ts_key"])
+                SearchCandidate(sortKey: $0[0], bm25: $0[1], tsKey: $0[2])  // positional: hot rows, as above
             }
         }
     }
