@@ -574,7 +574,8 @@ public struct JSONCursor {
     }
 }
 
-/// Conversions of number tokens with `JSONDecoder`'s rules (checked against it by the tests).
+/// Conversions of number tokens with `JSONDecoder`'s rules (checked against it by `FastJSONOracleTests`, through
+/// the message fields that read numbers).
 public enum JSONNumber {
     /// True when `p` matches JSON's number grammar `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     ///

@@ -102,12 +102,3 @@ extension KeyedDecodingContainer {
         return items.compactMap(\.value)
     }
 }
-
-/// A coding key made from any string, for containers whose keys we read by name.
-struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { stringValue = string }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-}

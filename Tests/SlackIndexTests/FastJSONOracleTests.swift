@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+
+@testable import SlackIndex
+
+/// The fast message parser (`MessageRecord(json:)`) checked against the Codable reference it replaced
+/// (`ReferenceMessage`, decoded by `JSONDecoder`), field by field, the way `LRUModelTests` checks the cache
+/// against a model: on every message of `sample-data/` and on generated cases.
+///
+/// The rule: for every input `JSONDecoder` accepts as JSON, both decode it to the same fields or both refuse it.
+/// The one deliberate difference is for inputs `JSONDecoder` refuses: the fast parser checks only strings and
+/// brackets inside values it skips, so it may still read a message there
+/// (`fastParserReadsSomeJSONThatJSONDecoderRefuses`).
+@Suite struct FastJSONOracleTests {
+    // MARK: - Sample data
+
+    @Test func everySampleDayFileMessageMatchesReference() throws {
+        let root = URL(fileURLWithPath: TestSupport.sampleFolder)
+        var files: [URL] = []
+        for folder in try FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil) {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue
+            else { continue }
+            files += try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+                .filter { $0.pathExtension == "json" }
+        }
+        var checked = 0
+        for url in files.sorted(by: { $0.path < $1.path }) {
+            let sliced = try Data(contentsOf: url).withUnsafeBytes { JSONSlicer($0) }
+            try #require(sliced.isArray && sliced.isComplete, "\(url.path)")
+            checked += try Self.checkAll(sliced.elements, of: sliced.bytes, in: url.lastPathComponent)
+        }
+        #expect(files.count > 1_000)
+        #expect(checked == TestSupport.sampleSummary["messages"] as? Int)
+    }
+
+    @Test func everySampleSyncPageMessageMatchesReference() throws {
+        let root = URL(fileURLWithPath: TestSupport.samplePages)
+        let pages = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.lastPathComponent.hasPrefix("page-") }
+            .sorted { $0.path < $1.path }
+        var checked = 0
+        for url in pages {
+            let page = try Data(contentsOf: url).withUnsafeBytes { JSONSlicer($0) }
+            var elements = page.elements
+            if !page.isArray {
+                // `{"ok": true, "messages": [...]}`, as `Importer.applyPage` reads it.
+                let list = try #require(
+                    JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: 0..<page.bytes.count))
+                elements = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }.elements.map {
+                    ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound)
+                }
+            }
+            checked += try Self.checkAll(elements, of: page.bytes, in: url.lastPathComponent)
+        }
+        // The generator's manifest counts what the pages hold.
+        let manifest = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: root.appendingPathComponent("manifest.json")))
+        let conversations = try #require((manifest as? [String: Any])?["conversations"] as? [[String: Any]])
+        func total(_ key: String) -> Int { conversations.reduce(0) { $0 + ($1[key] as? Int ?? 0) } }
+        #expect(checked == total("history_messages") + total("delta_events"))
+    }
+
+    /// Decodes each element both ways and expects equal records; returns the number checked.
+    private static func checkAll(_ elements: [Range<Int>], of bytes: [UInt8], in file: String) throws -> Int {
+        try bytes.withUnsafeBufferPointer { buffer in
+            for (index, range) in elements.enumerated() {
+                let element = UnsafeBufferPointer(rebasing: buffer[range])
+                let reference = try #require(CodableMessageReference.decode(element), "\(file) #\(index)")
+                let fast = try #require(try? MessageRecord(json: element), "\(file) #\(index)")
+                let problems = differences(fast, reference)
+                #expect(problems.isEmpty, "\(file) #\(index): \(problems)")
+            }
+            return elements.count
+        }
+    }
+
+    // MARK: - Generated cases
+
+    static let seeds: [UInt64] = [1, 2, 3, 4, 5, 6, 7, 8]
+    static let casesPerSeed = 2_500
+
+    @Test(arguments: seeds)
+    func generatedMessagesMatchReference(seed: UInt64) throws {
+        var fuzzer = MessageJSONFuzzer(seed: seed)
+        var tally = (decoded: 0, refusedByBoth: 0, notJSON: 0, readAnywayByFast: 0, revisions: 0)
+        var failures = 0
+        for index in 0..<Self.casesPerSeed {
+            let bytes = fuzzer.next()
+            let fast = bytes.withUnsafeBufferPointer { try? MessageRecord(json: $0) }
+            let reference = CodableMessageReference.decode(bytes)
+            let accepted = CodableMessageReference.isAcceptedJSON(bytes)
+            var problems: [String] = []
+            switch (fast, reference) {
+            case (let fast?, let reference?):
+                tally.decoded += 1
+                if !fast.changedMessage.isEmpty { tally.revisions += 1 }
+                problems = Self.differences(fast, reference)
+            case (.none, .none):
+                tally.refusedByBoth += 1
+                if !accepted { tally.notJSON += 1 }
+            case (.none, .some):
+                problems = ["the fast parser refused what the reference decoded"]
+            case (.some, .none):
+                // Deliberate: the fast parser does not validate the inside of values it skips. Only for
+                // input JSONDecoder refuses as a whole; a JSON document the reference refuses must be refused.
+                tally.readAnywayByFast += 1
+                if accepted { problems = ["the fast parser read what the reference refused"] }
+            }
+            if !problems.isEmpty {
+                failures += 1
+                Issue.record("seed \(seed) case \(index): \(problems) in \(Self.show(bytes))")
+                if failures == 5 { return }  // The first few divergences are the useful ones.
+            }
+        }
+        // The generator reaches the outcomes that check something (one that only made garbage would check
+        // nothing); input only the fast parser reads is rare and is checked by the next test.
+        #expect(tally.decoded > Self.casesPerSeed / 2, "\(tally)")
+        #expect(tally.revisions > 100, "\(tally)")
+        #expect(tally.refusedByBoth > 50, "\(tally)")
+        #expect(tally.notJSON > 50, "\(tally)")
+    }
+
+    /// Inputs where the decoders disagree on purpose, and why: `JSONDecoder` refuses them as documents, the fast
+    /// parser reads the message because the broken part is inside a value it skips without validating (an unknown
+    /// field, or a known one of the wrong type: `JSONCursor.skipValue()` checks only strings and brackets, and
+    /// nests to 1024 where `JSONDecoder` stops at 512). The effect on an import: a message whose skipped fields
+    /// are broken JSON is kept (with its raw text as it is) where the reference would have dropped it.
+    @Test(arguments: [
+        #"{"ts":"1.2","x":[1 2]}"#,
+        #"{"ts":"1.2","user":[1 2]}"#,
+        #"{"ts":"1.2","x":{"a" 1}}"#,
+        #"{"ts":"1.2","x":[tru, nul]}"#,
+        #"{"ts":"1.2","x":[+1, .5]}"#,
+        #"{"ts":"1.2","x":[,,]}"#,
+        #"{"ts":"1.2","x":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}",
+    ])
+    func fastParserReadsSomeJSONThatJSONDecoderRefuses(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        #expect(!CodableMessageReference.isAcceptedJSON(bytes))
+        #expect(CodableMessageReference.decode(bytes) == nil)
+        let fast = try bytes.withUnsafeBufferPointer { try MessageRecord(json: $0) }
+        #expect(fast.ts == "1.2")
+    }
+
+    /// Breaking the same JSON where the fast parser reads it (not in a skipped value) fails both.
+    @Test(arguments: [
+        #"{"ts":"1.2","pinned_to":["C1" "C2"]}"#, #"{"ts":tru}"#, #"{"ts":"1.2","reactions":[{"name" "x"}]}"#,
+        #"{"ts":"1.2"} x"#, #"{"ts":"1.2""#, #"{"ts":"1.2",,"x":1}"#, #"["ts"]"#, #""#,
+    ])
+    func brokenFieldsTheFastParserReadsAreRefusedByBoth(_ text: String) {
+        let bytes = Array(text.utf8)
+        #expect(CodableMessageReference.decode(bytes) == nil)
+        #expect(throws: (any Error).self) { try bytes.withUnsafeBufferPointer { try MessageRecord(json: $0) } }
+    }
+
+    // MARK: - Comparison
+
+    /// `MessageRecord`'s optional string fields, by name.
+    static let messageStrings: [(String, any KeyPath<MessageRecord, String?> & Sendable)] = [
+        ("type", \.type), ("subtype", \.subtype), ("ts", \.ts), ("user", \.user), ("botID", \.botID),
+        ("username", \.username), ("threadTS", \.threadTS), ("editedTS", \.editedTS), ("editedUser", \.editedUser),
+        ("blockText", \.blockText), ("deletedTS", \.deletedTS), ("channel", \.channel),
+        ("profileHandle", \.profileHandle), ("profileRealName", \.profileRealName),
+        ("profileDisplayName", \.profileDisplayName),
+    ]
+    /// `MessageRecord`'s other fields, compared one by one.
+    static let otherMessageFields = [
+        "text", "replyCount", "isPinned", "reactions", "files", "attachments", "changedMessage",
+    ]
+    /// `FileRecord`'s optional string fields, by name (`size` is the other one).
+    static let fileStrings: [(String, any KeyPath<FileRecord, String?> & Sendable)] = [
+        ("id", \.id), ("name", \.name), ("title", \.title), ("mimetype", \.mimetype), ("filetype", \.filetype),
+        ("mode", \.mode), ("urlPrivate", \.urlPrivate), ("urlPrivateDownload", \.urlPrivateDownload),
+        ("permalink", \.permalink),
+    ]
+
+    /// A field added to the records fails here until `differences` compares it.
+    @Test func comparisonCoversEveryField() {
+        let message = MessageRecord(
+            text: "", reactions: [], files: [], attachments: [], isPinned: false, changedMessage: [])
+        let messageFields = Mirror(reflecting: message).children.compactMap(\.label)
+        #expect(Set(messageFields) == Set(Self.messageStrings.map(\.0) + Self.otherMessageFields))
+        #expect(messageFields.count == Self.messageStrings.count + Self.otherMessageFields.count)
+        let fileFields = Mirror(reflecting: FileRecord()).children.compactMap(\.label)
+        #expect(Set(fileFields) == Set(Self.fileStrings.map(\.0) + ["size"]))
+        #expect(Mirror(reflecting: ReactionRecord(name: "", count: 0, users: [])).children.count == 3)
+        #expect(Mirror(reflecting: AttachmentRecord(pieces: [], hasLink: false)).children.count == 2)
+    }
+
+    /// The fields where `fast` differs from `reference`, strings compared by their UTF-8 bytes (Swift's `==`
+    /// treats canonically equivalent strings as equal; the archive stores bytes).
+    static func differences(_ fast: MessageRecord, _ reference: MessageRecord, path: String = "") -> [String] {
+        var out: [String] = []
+        func string(_ name: String, _ a: String?, _ b: String?) {
+            if a.map({ Array($0.utf8) }) != b.map({ Array($0.utf8) }) {
+                out.append("\(path)\(name): \(String(reflecting: a)) ≠ reference \(String(reflecting: b))")
+            }
+        }
+        func strings(_ name: String, _ a: [String], _ b: [String]) {
+            if a.map({ Array($0.utf8) }) != b.map({ Array($0.utf8) }) {
+                out.append("\(path)\(name): \(a) ≠ reference \(b)")
+            }
+        }
+        func value<T: Equatable>(_ name: String, _ a: T, _ b: T) {
+            if a != b { out.append("\(path)\(name): \(a) ≠ reference \(b)") }
+        }
+        for (name, field) in messageStrings { string(name, fast[keyPath: field], reference[keyPath: field]) }
+        string("text", fast.text, reference.text)
+        value("replyCount", fast.replyCount, reference.replyCount)
+        value("isPinned", fast.isPinned, reference.isPinned)
+        value("reactions.count", fast.reactions.count, reference.reactions.count)
+        for (k, (a, b)) in zip(fast.reactions, reference.reactions).enumerated() {
+            string("reactions[\(k)].name", a.name, b.name)
+            value("reactions[\(k)].count", a.count, b.count)
+            strings("reactions[\(k)].users", a.users, b.users)
+        }
+        value("files.count", fast.files.count, reference.files.count)
+        for (k, (a, b)) in zip(fast.files, reference.files).enumerated() {
+            for (name, field) in fileStrings { string("files[\(k)].\(name)", a[keyPath: field], b[keyPath: field]) }
+            value("files[\(k)].size", a.size, b.size)
+        }
+        value("attachments.count", fast.attachments.count, reference.attachments.count)
+        for (k, (a, b)) in zip(fast.attachments, reference.attachments).enumerated() {
+            strings("attachments[\(k)].pieces", a.pieces, b.pieces)
+            value("attachments[\(k)].hasLink", a.hasLink, b.hasLink)
+        }
+        value("changedMessage.count", fast.changedMessage.count, reference.changedMessage.count)
+        for (a, b) in zip(fast.changedMessage, reference.changedMessage) {
+            out += differences(a, b, path: path + "changedMessage.")
+        }
+        return out
+    }
+
+    /// The bytes as text for a failure message (invalid UTF-8 shown as U+FFFD).
+    static func show(_ bytes: [UInt8]) -> String {
+        String(reflecting: String(decoding: bytes, as: UTF8.self))
+    }
+}
