@@ -1,7 +1,7 @@
 /// Why a `JSONCursor` gave up, and where.
-public struct JSONCursorError: Error, Sendable, Equatable, CustomStringConvertible {
+struct JSONCursorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
-    public enum Reason: Sendable, Equatable {
+    enum Reason: Sendable, Equatable {
         /// The input ended inside a value.
         case unexpectedEnd
         /// A byte that cannot start or continue the expected token.
@@ -13,38 +13,38 @@ public struct JSONCursorError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// What went wrong.
-    public var reason: Reason
+    var reason: Reason
     /// The byte offset in the cursor's buffer where it went wrong.
-    public var offset: Int
+    var offset: Int
 
-    public init(_ reason: Reason, at offset: Int) {
+    init(_ reason: Reason, at offset: Int) {
         self.reason = reason
         self.offset = offset
     }
 
-    public var description: String { "JSON error \(reason) at byte \(offset)" }
+    var description: String { "JSON error \(reason) at byte \(offset)" }
 }
 
 /// A string token as it sits in the buffer: the bytes between its quotes and what they contain.
 ///
 /// Reading one allocates nothing; `JSONCursor.string(_:)` / `repairedString(_:)` turn it into a `String`.
-public struct JSONRawString: Sendable, Equatable {
+struct JSONRawString: Sendable, Equatable {
     /// Index of the first byte after the opening quote.
-    public var start: Int
+    var start: Int
     /// Index of the closing quote.
-    public var end: Int
+    var end: Int
     /// A backslash occurs in the contents.
-    public var hasEscapes: Bool
+    var hasEscapes: Bool
     /// A byte ≥ 0x80 occurs in the contents (so UTF-8 must be validated).
-    public var hasNonASCII: Bool
+    var hasNonASCII: Bool
     /// An unescaped control byte (< 0x20) occurs in the contents.
-    public var hasControl: Bool
+    var hasControl: Bool
 
     /// Plain ASCII without escapes or control bytes: decodes to its bytes as they are.
-    @inline(__always) public var isPlain: Bool { !hasEscapes && !hasNonASCII && !hasControl }
+    @inline(__always) var isPlain: Bool { !hasEscapes && !hasNonASCII && !hasControl }
 
     /// The number of raw bytes between the quotes.
-    @inline(__always) public var count: Int { end - start }
+    @inline(__always) var count: Int { end - start }
 }
 
 /// A forward-only reader over the bytes of one JSON document (UTF-8), allocation-free except for kept strings.
@@ -53,23 +53,23 @@ public struct JSONRawString: Sendable, Equatable {
 /// comma before `]` / `}`); values are read the way its containers read them: a string whose contents `JSONDecoder`
 /// refuses to decode (bad escape, lone surrogate, raw control byte, invalid UTF-8) reads as nil from
 /// `string(_:)`, and a number's grammar is only checked when the number is converted. Never traps on any input.
-public struct JSONCursor {
+struct JSONCursor {
     /// The document.
-    public let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: UnsafeBufferPointer<UInt8>
     /// The offset of the next byte to read.
-    public var index: Int
+    var index: Int
 
     /// Deepest nesting of arrays and objects `skipValue()` accepts (`JSONDecoder` stops at 512).
-    public static let maxDepth = 1024
+    static let maxDepth = 1024
 
     /// A cursor at `index` in `bytes`.
-    public init(_ bytes: UnsafeBufferPointer<UInt8>, index: Int = 0) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, index: Int = 0) {
         self.bytes = bytes
         self.index = index
     }
 
     /// True when only whitespace remains.
-    public mutating func isAtEnd() -> Bool {
+    mutating func isAtEnd() -> Bool {
         skipWhitespace()
         return index >= bytes.count
     }
@@ -86,7 +86,7 @@ public struct JSONCursor {
     }
 
     /// Skips JSON whitespace (space, tab, line feed, carriage return).
-    @inline(__always) public mutating func skipWhitespace() {
+    @inline(__always) mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index &+= 1
@@ -98,7 +98,7 @@ public struct JSONCursor {
     /// The next non-whitespace byte, not consumed.
     ///
     /// - Throws: `unexpectedEnd` when only whitespace remains.
-    @inline(__always) public mutating func peek() throws(JSONCursorError) -> UInt8 {
+    @inline(__always) mutating func peek() throws(JSONCursorError) -> UInt8 {
         if index < bytes.count {
             let b = bytes[index]
             if b > 0x20 { return b }
@@ -109,7 +109,7 @@ public struct JSONCursor {
     }
 
     /// Consumes `expected` (after whitespace).
-    @inline(__always) public mutating func expect(_ expected: UInt8) throws(JSONCursorError) {
+    @inline(__always) mutating func expect(_ expected: UInt8) throws(JSONCursorError) {
         let b = try peek()
         guard b == expected else { throw error(.unexpectedByte(b)) }
         index &+= 1
@@ -118,7 +118,7 @@ public struct JSONCursor {
     // MARK: - Containers
 
     /// Consumes the `{` that opens an object; iterate its members with `nextKey(first:)`.
-    @inline(__always) public mutating func beginObject() throws(JSONCursorError) {
+    @inline(__always) mutating func beginObject() throws(JSONCursorError) {
         try expect(UInt8(ascii: "{"))
     }
 
@@ -128,7 +128,7 @@ public struct JSONCursor {
     /// value before asking for the next key.
     /// - Complexity: O(key length).
     @inline(__always)
-    public mutating func nextKey(first: inout Bool) throws(JSONCursorError) -> JSONRawString? {
+    mutating func nextKey(first: inout Bool) throws(JSONCursorError) -> JSONRawString? {
         var b = try peek()
         if first {
             first = false
@@ -160,14 +160,14 @@ public struct JSONCursor {
     }
 
     /// Consumes the `[` that opens an array; iterate its elements with `nextElement(first:)`.
-    @inline(__always) public mutating func beginArray() throws(JSONCursorError) {
+    @inline(__always) mutating func beginArray() throws(JSONCursorError) {
         try expect(UInt8(ascii: "["))
     }
 
     /// True with the cursor on the next element of the array being read; false after consuming the `]`.
     ///
     /// `first` is true before the first element. The caller must read or skip each element.
-    @inline(__always) public mutating func nextElement(first: inout Bool) throws(JSONCursorError) -> Bool {
+    @inline(__always) mutating func nextElement(first: inout Bool) throws(JSONCursorError) -> Bool {
         let b = try peek()
         if first {
             first = false
@@ -221,7 +221,7 @@ public struct JSONCursor {
     /// Reads the string token at the cursor (after whitespace) without decoding it.
     ///
     /// - Complexity: O(n) in the token's length, eight bytes per step where nothing needs attention.
-    public mutating func readRawString() throws(JSONCursorError) -> JSONRawString {
+    mutating func readRawString() throws(JSONCursorError) -> JSONRawString {
         let open = try peek()
         guard open == UInt8(ascii: "\"") else { throw error(.unexpectedByte(open)) }
         let n = bytes.count
@@ -274,7 +274,7 @@ public struct JSONCursor {
     }
 
     /// The raw bytes of `raw` (valid while the buffer is).
-    @inline(__always) public func contents(of raw: JSONRawString) -> UnsafeBufferPointer<UInt8> {
+    @inline(__always) func contents(of raw: JSONRawString) -> UnsafeBufferPointer<UInt8> {
         guard let base = bytes.baseAddress, raw.start <= raw.end, raw.end <= bytes.count else {
             return UnsafeBufferPointer(start: nil, count: 0)
         }
@@ -282,7 +282,7 @@ public struct JSONCursor {
     }
 
     /// True when `raw` holds exactly `literal`'s bytes with no escapes (for key comparison; no allocation).
-    @inline(__always) public func rawEquals(_ raw: JSONRawString, _ literal: StaticString) -> Bool {
+    @inline(__always) func rawEquals(_ raw: JSONRawString, _ literal: StaticString) -> Bool {
         guard !raw.hasEscapes, raw.count == literal.utf8CodeUnitCount else { return false }
         let a = contents(of: raw)
         let b = literal.utf8Start
@@ -295,7 +295,7 @@ public struct JSONCursor {
     /// `JSONDecoder` refuses unescaped control bytes, unknown escapes, malformed `\u` escapes, lone or unpaired
     /// UTF-16 surrogates, and invalid UTF-8.
     /// - Complexity: O(n) in the token's length.
-    public func string(_ raw: JSONRawString) -> String? {
+    func string(_ raw: JSONRawString) -> String? {
         if raw.hasControl { return nil }
         let buffer = contents(of: raw)
         if raw.hasNonASCII, !UTF8Check.isValid(buffer) { return nil }
@@ -304,7 +304,7 @@ public struct JSONCursor {
     }
 
     /// True when `string(_:)` decodes `raw` (`JSONDecoder` refuses to open an object with an undecodable key).
-    @inline(__always) public func isDecodable(_ raw: JSONRawString) -> Bool {
+    @inline(__always) func isDecodable(_ raw: JSONRawString) -> Bool {
         raw.isPlain || string(raw) != nil
     }
 
@@ -312,14 +312,14 @@ public struct JSONCursor {
     /// malformed escapes become U+FFFD; control bytes are kept.
     ///
     /// - Complexity: O(n) in the token's length.
-    public func repairedString(_ raw: JSONRawString) -> String {
+    func repairedString(_ raw: JSONRawString) -> String {
         let buffer = contents(of: raw)
         if !raw.hasEscapes { return String(decoding: buffer, as: UTF8.self) }
         return Self.unescape(buffer, strict: false) ?? ""
     }
 
     /// Reads the string at the cursor, repaired as `repairedString(_:)` does.
-    public mutating func readString() throws(JSONCursorError) -> String {
+    mutating func readString() throws(JSONCursorError) -> String {
         repairedString(try readRawString())
     }
 
@@ -444,7 +444,7 @@ public struct JSONCursor {
     /// Reads a number token (digits, signs, dots, exponents) at the cursor; its grammar is checked on conversion.
     ///
     /// - Returns: The token's bytes, valid while the buffer is.
-    public mutating func readNumberToken() throws(JSONCursorError) -> UnsafeBufferPointer<UInt8> {
+    mutating func readNumberToken() throws(JSONCursorError) -> UnsafeBufferPointer<UInt8> {
         let first = try peek()
         guard first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else {
             throw error(.unexpectedByte(first))
@@ -457,12 +457,12 @@ public struct JSONCursor {
     }
 
     /// Reads a number as `JSONDecoder` decodes an `Int64`: nil when not integral, out of range or malformed.
-    public mutating func readInt64() throws(JSONCursorError) -> Int64? {
+    mutating func readInt64() throws(JSONCursorError) -> Int64? {
         JSONNumber.int64(try readNumberToken())
     }
 
     /// Reads a number as `JSONDecoder` decodes a `Double`: nil when malformed or not representable.
-    public mutating func readDouble() throws(JSONCursorError) -> Double? {
+    mutating func readDouble() throws(JSONCursorError) -> Double? {
         JSONNumber.double(try readNumberToken())
     }
 
@@ -476,7 +476,7 @@ public struct JSONCursor {
     }
 
     /// Reads `true` or `false`.
-    public mutating func readBool() throws(JSONCursorError) -> Bool {
+    mutating func readBool() throws(JSONCursorError) -> Bool {
         switch try peek() {
         case UInt8(ascii: "t"):
             try consume("true")
@@ -490,7 +490,7 @@ public struct JSONCursor {
     }
 
     /// Consumes `null` if it is next; true when it was.
-    public mutating func readNull() throws(JSONCursorError) -> Bool {
+    mutating func readNull() throws(JSONCursorError) -> Bool {
         guard try peek() == UInt8(ascii: "n") else { return false }
         try consume("null")
         return true
@@ -503,7 +503,7 @@ public struct JSONCursor {
     /// Brackets must match; nesting deeper than `maxDepth` throws `tooDeep`. Inside containers only strings and
     /// brackets are checked: a document `JSONDecoder` accepts is always skipped correctly.
     /// - Complexity: O(n) in the value's length.
-    public mutating func skipValue() throws(JSONCursorError) {
+    mutating func skipValue() throws(JSONCursorError) {
         let first = try peek()
         guard let base = bytes.baseAddress else { throw error(.unexpectedEnd) }
         switch first {
@@ -576,7 +576,7 @@ public struct JSONCursor {
 
 /// Conversions of number tokens with `JSONDecoder`'s rules (checked against it by `FastJSONOracleTests`, through
 /// the message fields that read numbers).
-public enum JSONNumber {
+enum JSONNumber {
     /// True when `p` matches JSON's number grammar `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     ///
     /// - Returns: nil when malformed, else whether the token has a fraction or an exponent.
@@ -615,7 +615,7 @@ public enum JSONNumber {
     /// is integral and in range; nil otherwise.
     ///
     /// - Complexity: O(n) in the token's length.
-    public static func int64(_ p: UnsafeBufferPointer<UInt8>) -> Int64? {
+    static func int64(_ p: UnsafeBufferPointer<UInt8>) -> Int64? {
         let (valid, plain) = grammar(p)
         guard valid else { return nil }
         if plain {
@@ -708,14 +708,14 @@ public enum JSONNumber {
 
     /// The token as `JSONDecoder` decodes a `Double`: nil when malformed, infinite, or rounded to zero from a
     /// token with a non-zero digit (even in its exponent, as `JSONDecoder` does).
-    public static func double(_ p: UnsafeBufferPointer<UInt8>) -> Double? {
+    static func double(_ p: UnsafeBufferPointer<UInt8>) -> Double? {
         guard grammar(p).isValid, let d = Double(String(decoding: p, as: UTF8.self)), d.isFinite else { return nil }
         if d == 0, p.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) { return nil }
         return d
     }
 
     /// The token as the importer's lenient string reads it: the `Int64`'s text, else the `Double`'s text, else nil.
-    public static func lenientText(_ p: UnsafeBufferPointer<UInt8>) -> String? {
+    static func lenientText(_ p: UnsafeBufferPointer<UInt8>) -> String? {
         if let int = int64(p) { return String(int) }
         if let double = double(p) { return String(double) }
         return nil
