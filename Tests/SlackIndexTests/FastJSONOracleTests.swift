@@ -40,6 +40,7 @@ import Testing
             .compactMap { $0 as? URL }.filter { $0.lastPathComponent.hasPrefix("page-") }
             .sorted { $0.path < $1.path }
         var checked = 0
+        var revisions = 0
         for url in pages {
             let page = try Data(contentsOf: url).withUnsafeBytes { JSONSlicer($0) }
             var elements = page.elements
@@ -52,6 +53,17 @@ import Testing
                 }
             }
             checked += try Self.checkAll(elements, of: page.bytes, in: url.lastPathComponent)
+            // Where the importers used to find the inner message again by scanning, the parser's range agrees.
+            for element in elements {
+                let record = try page.bytes.withUnsafeBufferPointer {
+                    try MessageRecord(json: UnsafeBufferPointer(rebasing: $0[element]))
+                }
+                guard record.subtype == "message_changed" else { continue }
+                revisions += 1
+                let inner = try #require(record.innerMessageRange)
+                let scanned = JSONSlicer.valueRange(ofKey: "message", in: page.bytes, object: element)
+                #expect(scanned == (element.lowerBound + inner.lowerBound)..<(element.lowerBound + inner.upperBound))
+            }
         }
         // The generator's manifest counts what the pages hold.
         let manifest = try JSONSerialization.jsonObject(
@@ -59,6 +71,7 @@ import Testing
         let conversations = try #require((manifest as? [String: Any])?["conversations"] as? [[String: Any]])
         func total(_ key: String) -> Int { conversations.reduce(0) { $0 + ($1[key] as? Int ?? 0) } }
         #expect(checked == total("history_messages") + total("delta_events"))
+        #expect(revisions == total("delta_edits"))
     }
 
     /// Decodes each element both ways and expects equal records; returns the number checked.
@@ -68,7 +81,7 @@ import Testing
                 let element = UnsafeBufferPointer(rebasing: buffer[range])
                 let reference = try #require(CodableMessageReference.decode(element), "\(file) #\(index)")
                 let fast = try #require(try? MessageRecord(json: element), "\(file) #\(index)")
-                let problems = differences(fast, reference)
+                let problems = differences(fast, reference) + rangeProblems(fast, in: element)
                 #expect(problems.isEmpty, "\(file) #\(index): \(problems)")
             }
             return elements.count
@@ -96,6 +109,7 @@ import Testing
                 tally.decoded += 1
                 if !fast.changedMessage.isEmpty { tally.revisions += 1 }
                 problems = Self.differences(fast, reference)
+                problems += bytes.withUnsafeBufferPointer { Self.rangeProblems(fast, in: $0) }
             case (.none, .none):
                 tally.refusedByBoth += 1
                 if !accepted { tally.notJSON += 1 }
@@ -154,6 +168,46 @@ import Testing
         #expect(throws: (any Error).self) { try bytes.withUnsafeBufferPointer { try MessageRecord(json: $0) } }
     }
 
+    // MARK: - The inner message's range
+
+    @Test func innerMessageRangeCoversTheDecodedRevision() throws {
+        // Whitespace, an escaped key, and a revision of a revision; the first `message` key wins.
+        let text = #"""
+            { "subtype" : "message_changed", "ts": "2.0",
+              "mess\u0061ge" :  {"subtype":"message_changed","ts":"1.5","message":{"ts":"1.0","text":"v3"}} ,
+              "message": {"ts": "9.9"} }
+            """#
+        let bytes = Array(text.utf8)
+        let record = try bytes.withUnsafeBufferPointer { try MessageRecord(json: $0) }
+        let range = try #require(record.innerMessageRange)
+        #expect(String(decoding: bytes[range], as: UTF8.self).hasPrefix(#"{"subtype":"message_changed","ts":"1.5""#))
+        #expect(bytes[range.upperBound - 1] == UInt8(ascii: "}"))
+        #expect(record.changedMessage.first?.changedMessage.first?.text == "v3")
+        #expect(bytes.withUnsafeBufferPointer { Self.rangeProblems(record, in: $0) } == [])
+        let reference = try #require(CodableMessageReference.decode(bytes))
+        #expect(Self.differences(record, reference) == [])
+
+        // The byte scan the importers used before looked for a literal key, and found another object.
+        let minified = Array(#"{"subtype":"message_changed","mess\u0061ge":{"ts":"1.0"},"message":{"ts":"9.9"}}"#.utf8)
+        let decoded = try minified.withUnsafeBufferPointer { try MessageRecord(json: $0) }
+        #expect(decoded.changedMessage.first?.ts == "1.0")
+        #expect(CodableMessageReference.decode(minified)?.changedMessage.first?.ts == "1.0")
+        let slice = { (range: Range<Int>?) in range.map { String(decoding: minified[$0], as: UTF8.self) } }
+        let scanned = JSONSlicer.valueRange(ofKey: "message", in: minified, object: 0..<minified.count)
+        #expect(slice(decoded.innerMessageRange) == #"{"ts":"1.0"}"#)
+        #expect(slice(scanned) == #"{"ts":"9.9"}"#)
+
+        // No range without a revision: another subtype, a message that is not an object, or one that cannot decode.
+        for text in [
+            #"{"subtype":"bot_message","message":{"ts":"1.0"}}"#, #"{"subtype":"message_changed","message":"x"}"#,
+            #"{"subtype":"message_changed","message":{"\ud800":1}}"#,
+        ] {
+            let record = try Array(text.utf8).withUnsafeBufferPointer { try MessageRecord(json: $0) }
+            #expect(record.innerMessageRange == nil, "\(text)")
+            #expect(record.changedMessage.isEmpty, "\(text)")
+        }
+    }
+
     // MARK: - Comparison
 
     /// `MessageRecord`'s optional string fields, by name.
@@ -164,9 +218,9 @@ import Testing
         ("profileHandle", \.profileHandle), ("profileRealName", \.profileRealName),
         ("profileDisplayName", \.profileDisplayName),
     ]
-    /// `MessageRecord`'s other fields, compared one by one.
+    /// `MessageRecord`'s other fields, compared one by one (`innerMessageRange` by `rangeProblems`).
     static let otherMessageFields = [
-        "text", "replyCount", "isPinned", "reactions", "files", "attachments", "changedMessage",
+        "text", "replyCount", "isPinned", "reactions", "files", "attachments", "changedMessage", "innerMessageRange",
     ]
     /// `FileRecord`'s optional string fields, by name (`size` is the other one).
     static let fileStrings: [(String, any KeyPath<FileRecord, String?> & Sendable)] = [
@@ -230,6 +284,37 @@ import Testing
             out += differences(a, b, path: path + "changedMessage.")
         }
         return out
+    }
+
+    /// What is wrong with `record.innerMessageRange` in `bytes` (the buffer `record` was decoded from): it must be
+    /// set exactly when `changedMessage` is, and the bytes it covers must decode, alone, to `changedMessage[0]`
+    /// with both decoders; the same down the chain of revisions.
+    static func rangeProblems(_ record: MessageRecord, in bytes: UnsafeBufferPointer<UInt8>) -> [String] {
+        guard let inner = record.changedMessage.first else {
+            return record.innerMessageRange == nil ? [] : ["innerMessageRange without a changed message"]
+        }
+        guard let range = record.innerMessageRange else { return ["no innerMessageRange for the changed message"] }
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count, range.count >= 2 else {
+            return ["innerMessageRange \(range) outside the \(bytes.count) bytes"]
+        }
+        let slice = UnsafeBufferPointer(rebasing: bytes[range])
+        guard slice.first == UInt8(ascii: "{"), slice.last == UInt8(ascii: "}") else {
+            return ["innerMessageRange \(range) is not an object: \(show(Array(slice)))"]
+        }
+        guard let again = try? MessageRecord(json: slice) else { return ["innerMessageRange \(range) does not decode"] }
+        var problems = differences(again, inner, path: "at innerMessageRange: ")
+        if let reference = CodableMessageReference.decode(slice) {
+            problems += differences(inner, reference, path: "reference at innerMessageRange: ")
+        } else {
+            problems.append("the reference refuses the bytes at innerMessageRange")
+        }
+        let shifted = again.innerMessageRange.map {
+            ($0.lowerBound + range.lowerBound)..<($0.upperBound + range.lowerBound)
+        }
+        if shifted != inner.innerMessageRange {
+            problems.append("nested innerMessageRange \(inner.innerMessageRange as Any) ≠ \(shifted as Any)")
+        }
+        return problems + rangeProblems(inner, in: bytes)
     }
 
     /// The bytes as text for a failure message (invalid UTF-8 shown as U+FFFD).

@@ -312,10 +312,8 @@ final class ReaderJob: @unchecked Sendable {
                 continue
             }
             var range = sliced.elements[index]
-            if record.subtype == "message_changed",
-                let inner = JSONSlicer.valueRange(ofKey: "message", in: sliced.bytes, object: range)
-            {
-                range = inner
+            if record.subtype == "message_changed", let inner = record.innerMessageRange {
+                range = (range.lowerBound + inner.lowerBound)..<(range.lowerBound + inner.upperBound)
             }
             // `user_profile` repeats the author's profile in every message (a third of the bytes); the user
             // table keeps the names, so the archive keeps the rest of the message as Slack wrote it.

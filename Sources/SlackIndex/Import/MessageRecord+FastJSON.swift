@@ -16,6 +16,9 @@ import Foundation
 extension MessageRecord {
     /// Decodes one message object (the minified bytes of one element of a day file).
     ///
+    /// A `message_changed` record's revision is decoded into `changedMessage`, and `innerMessageRange` says where
+    /// its object lies in `json`, so callers need not look for it again.
+    ///
     /// Produces the same values as the Codable reference for every input `JSONDecoder` accepts (checked by
     /// `FastJSONOracleTests`). Inside values it skips it checks only strings and brackets (`JSONCursor.skipValue()`),
     /// so it also reads some inputs `JSONDecoder` refuses.
@@ -26,7 +29,8 @@ extension MessageRecord {
         guard try cursor.peek() == UInt8(ascii: "{") else {
             throw JSONCursorError(.unexpectedByte(try cursor.peek()), at: cursor.index)
         }
-        var levels: [MessageRecord] = []
+        // Each level and the range of the object nested in it (the next level, when that one decodes).
+        var levels: [(record: MessageRecord, nested: Range<Int>?)] = []
         var next: Int? = cursor.index
         while let start = next {
             var inner = cursor
@@ -37,25 +41,29 @@ extension MessageRecord {
                 guard parsed != nil else { throw JSONCursorError(.unexpectedByte(UInt8(ascii: "\"")), at: start) }
                 cursor = inner
             }
-            guard let (record, nested) = parsed else { break }  // The nested version reads as absent.
-            levels.append(record)
-            next = nested
+            guard let parsed else { break }  // The nested version reads as absent.
+            levels.append(parsed)
+            next = parsed.nested?.lowerBound
         }
         guard cursor.isAtEnd() else {
             throw JSONCursorError(.unexpectedByte(try cursor.peek()), at: cursor.index)
         }
         // Fold the chain of `message_changed` versions from the innermost outwards.
-        guard var folded = levels.popLast() else { throw JSONCursorError(.unexpectedEnd, at: 0) }
-        while var outer = levels.popLast() {
+        guard var folded = levels.popLast()?.record else { throw JSONCursorError(.unexpectedEnd, at: 0) }
+        while let (record, nested) = levels.popLast() {
+            var outer = record
             outer.changedMessage = [folded]
+            outer.innerMessageRange = nested
             folded = outer
         }
         self = folded
     }
 
-    /// The message object at the cursor, without `changedMessage`, and the offset of the object to decode into it;
+    /// The message object at the cursor, without `changedMessage`, and the range of the object to decode into it;
     /// nil when a key is undecodable (the object is consumed either way).
-    private static func parseObject(_ c: inout JSONCursor) throws(JSONCursorError) -> (MessageRecord, Int?)? {
+    private static func parseObject(
+        _ c: inout JSONCursor
+    ) throws(JSONCursorError) -> (record: MessageRecord, nested: Range<Int>?)? {
         var type: String?
         var subtype: String?
         var ts: String?
@@ -77,7 +85,7 @@ extension MessageRecord {
         var channel: String?
         var userProfile: (handle: String?, realName: String?, displayName: String?)?
         var botProfileHandle: String??
-        var messageAt: Int?
+        var messageRange: Range<Int>?
 
         var seen: UInt32 = 0
         var first = true
@@ -126,8 +134,9 @@ extension MessageRecord {
             case .botProfile:
                 if let names = try c.readNamesIfObject(ProfileKey.classify) { botProfileHandle = .some(names.0) }
             case .message:
-                if try c.peek() == UInt8(ascii: "{") { messageAt = c.index }
+                let start = try c.valueStart()
                 try c.skipValue()
+                if c.bytes[start] == UInt8(ascii: "{") { messageRange = start..<c.index }
             case .other:
                 try c.skipValue()
             }
@@ -150,7 +159,7 @@ extension MessageRecord {
             profileHandle: userProfile != nil ? userProfile?.handle : botProfileHandle ?? nil,
             profileRealName: userProfile?.realName, profileDisplayName: userProfile?.displayName,
             changedMessage: [])
-        return (record, subtype == "message_changed" ? messageAt : nil)
+        return (record, subtype == "message_changed" ? messageRange : nil)
     }
 }
 

@@ -33,6 +33,9 @@ public struct MessageRecord: Sendable {
     var profileDisplayName: String?
     /// `message_changed`: the new version of the message (an array so the struct can hold itself).
     var changedMessage: [MessageRecord]
+    /// `message_changed`: the byte range of the object decoded into `changedMessage`, in the buffer given to
+    /// `init(json:)`; nil when `changedMessage` is empty.
+    var innerMessageRange: Range<Int>?
 
     /// The author id: the user, else the bot.
     public var authorID: String? { user ?? botID }

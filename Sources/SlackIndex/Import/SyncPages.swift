@@ -198,10 +198,8 @@ extension Importer {
                 continue
             }
             var range = elements[index]
-            if record.subtype == "message_changed",
-                let inner = JSONSlicer.valueRange(ofKey: "message", in: page.bytes, object: range)
-            {
-                range = inner
+            if record.subtype == "message_changed", let inner = record.innerMessageRange {
+                range = (range.lowerBound + inner.lowerBound)..<(range.lowerBound + inner.upperBound)
             }
             if let ts = record.ts, record.threadTS == ts, (record.replyCount ?? 0) > 0 {
                 let latest = JSONSlicer.valueRange(ofKey: "latest_reply", in: page.bytes, object: range).map {
