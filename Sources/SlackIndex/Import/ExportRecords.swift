@@ -78,12 +78,12 @@ struct ConversationRecord: Decodable, Sendable {
 }
 
 /// A reaction on a message.
-public struct ReactionRecord: Sendable, Hashable {
-    public var name: String
-    public var count: Int
-    public var users: [String]
+package struct ReactionRecord: Sendable, Hashable {
+    package var name: String
+    package var count: Int
+    package var users: [String]
 
-    public init(name: String, count: Int, users: [String]) {
+    package init(name: String, count: Int, users: [String]) {
         self.name = name
         self.count = count
         self.users = users
@@ -91,17 +91,17 @@ public struct ReactionRecord: Sendable, Hashable {
 }
 
 /// File metadata carried by a message (the file itself is never downloaded); URLs are stripped of tokens.
-public struct FileRecord: Sendable, Hashable {
-    public var id: String?
-    public var name: String?
-    public var title: String?
-    public var mimetype: String?
-    public var filetype: String?
-    public var size: Int64?
-    public var mode: String?
-    public var urlPrivate: String?
-    public var urlPrivateDownload: String?
-    public var permalink: String?
+package struct FileRecord: Sendable, Hashable {
+    package var id: String?
+    package var name: String?
+    package var title: String?
+    package var mimetype: String?
+    package var filetype: String?
+    package var size: Int64?
+    package var mode: String?
+    package var urlPrivate: String?
+    package var urlPrivateDownload: String?
+    package var permalink: String?
 }
 
 /// The searchable parts of an attachment (unfurls, bot posts).

@@ -16,20 +16,46 @@ extension Importer {
         }
         if !missing.isEmpty { _ = try archive.storeListings(users: [], conversations: missing) }
         var preparer = MessagePreparer(names: names)
-        var summary = ImportSummary()
+        var added = 0
         for (id, group) in groups.sorted(by: { $0.key < $1.key }) {
             let conversation = try archive.conversation(named: id)
-            let messages: [[String: String]] = group.map { hit in
-                var object = ["type": "message", "ts": hit.ts, "text": hit.text]
-                if let user = hit.userID { object["user"] = user }
-                if let name = hit.username { object["username"] = name }
-                return object
+            var write = PageWrite(conversationRowID: conversation.rowID)
+            for hit in group {
+                guard case .success(var message) = preparer.prepare(hit.record, raw: hit.rawJSON,
+                    conversationRowID: conversation.rowID)
+                else { continue }
+                message.flags |= MessageFlags.savedFromSearch.rawValue
+                write.messages.append(message)
             }
-            let bytes = try JSONSerialization.data(withJSONObject: messages, options: [.sortedKeys])
-            _ = try applyPage(
-                [UInt8](bytes), source: "search.messages", into: conversation, preparer: &preparer, summary: &summary,
-                recordSpan: false, extraFlags: .savedFromSearch)
+            write.placeholders = preparer.takePlaceholders()
+            added += try archive.apply(page: write).added
         }
-        return summary.messagesAdded
+        return added
+    }
+}
+
+extension RemoteHit {
+    /// The hit as a plain message record (`ts`, `user`, `username`, `text`).
+    var record: MessageRecord {
+        MessageRecord(
+            type: "message", subtype: nil, ts: ts, user: userID, botID: nil, username: username, text: text,
+            threadTS: nil, replyCount: nil, editedTS: nil, editedUser: nil, reactions: [], files: [], attachments: [],
+            blockText: nil, isPinned: false, deletedTS: nil, channel: nil, profileHandle: nil, profileRealName: nil,
+            profileDisplayName: nil, changedMessage: [], innerMessageRange: nil)
+    }
+
+    /// The JSON the archive keeps for the hit: the same fields, keys sorted, compact.
+    var rawJSON: String {
+        var fields: [(String, String)] = [("text", text), ("ts", ts), ("type", "message")]
+        if let userID { fields.append(("user", userID)) }
+        if let username { fields.append(("username", username)) }
+        var out = "{"
+        for (index, (key, value)) in fields.sorted(by: { $0.0 < $1.0 }).enumerated() {
+            if index > 0 { out += "," }
+            JSONText.appendQuoted(key, to: &out)
+            out += ":"
+            JSONText.appendQuoted(value, to: &out)
+        }
+        return out + "}"
     }
 }

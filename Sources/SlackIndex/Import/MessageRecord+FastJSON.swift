@@ -24,7 +24,7 @@ extension MessageRecord {
     /// so it also reads some inputs `JSONDecoder` refuses.
     /// - Throws: `JSONCursorError` when the bytes are not one JSON object (the element is not a message).
     /// - Complexity: O(n) in the element's length; `message_changed` nesting is decoded without recursion.
-    public init(json: UnsafeBufferPointer<UInt8>) throws {
+    package init(json: UnsafeBufferPointer<UInt8>) throws {
         var cursor = JSONCursor(json)
         guard try cursor.peek() == UInt8(ascii: "{") else {
             throw JSONCursorError(.unexpectedByte(try cursor.peek()), at: cursor.index)
@@ -61,6 +61,8 @@ extension MessageRecord {
 
     /// The message object at the cursor, without `changedMessage`, and the range of the object to decode into it;
     /// nil when a key is undecodable (the object is consumed either way).
+    /// Over 60 lines: one switch over the message's keys, on the import's hottest path (checked against the
+    /// Codable reference by `FastJSONOracleTests`); a function per key would re-enter the cursor per field.
     private static func parseObject(
         _ c: inout JSONCursor
     ) throws(JSONCursorError) -> (record: MessageRecord, nested: Range<Int>?)? {
@@ -566,6 +568,8 @@ private enum BlockTextReader {
     }
 
     /// Appends the text of the value at the cursor and consumes it (`ReferenceBlockText.collect`).
+    /// Over 60 lines: one recursive walk over blocks and attachments that appends text as it goes; each case is
+    /// a JSON shape of Slack's, and splitting them would thread the cursor and output through every call.
     private static func collect(_ c: inout JSONCursor, into out: inout String, depth: Int) throws(JSONCursorError) {
         guard depth < 12, try c.peek() == UInt8(ascii: "{") else {
             try c.skipValue()

@@ -5,28 +5,28 @@ import Foundation
 /// Decoded by `init(json:)` (`MessageRecord+FastJSON.swift`). Decoding never fails on a field of an unexpected type:
 /// such a field reads as absent, and the message is kept (its raw JSON too). Only an object without a usable `ts` is
 /// rejected later, by the importer, with a reason.
-public struct MessageRecord: Sendable {
-    public var type: String?
-    public var subtype: String?
-    public var ts: String?
-    public var user: String?
-    public var botID: String?
-    public var username: String?
-    public var text: String
-    public var threadTS: String?
-    public var replyCount: Int64?
-    public var editedTS: String?
-    public var editedUser: String?
-    public var reactions: [ReactionRecord]
-    public var files: [FileRecord]
+package struct MessageRecord: Sendable {
+    package var type: String?
+    package var subtype: String?
+    package var ts: String?
+    package var user: String?
+    package var botID: String?
+    package var username: String?
+    package var text: String
+    package var threadTS: String?
+    package var replyCount: Int64?
+    package var editedTS: String?
+    package var editedUser: String?
+    package var reactions: [ReactionRecord]
+    package var files: [FileRecord]
     var attachments: [AttachmentRecord]
     /// Text rebuilt from `blocks`, only read when `text` is empty.
     var blockText: String?
-    public var isPinned: Bool
+    package var isPinned: Bool
     /// `message_deleted`: the ts of the message that was removed.
-    public var deletedTS: String?
+    package var deletedTS: String?
     /// Event pages: the conversation the event belongs to.
-    public var channel: String?
+    package var channel: String?
     /// The author's names as the message carries them (`user_profile`), for users absent from users.json.
     var profileHandle: String?
     var profileRealName: String?
@@ -38,5 +38,5 @@ public struct MessageRecord: Sendable {
     var innerMessageRange: Range<Int>?
 
     /// The author id: the user, else the bot.
-    public var authorID: String? { user ?? botID }
+    package var authorID: String? { user ?? botID }
 }
