@@ -10,7 +10,7 @@ let package = Package(
     name: "slackindex",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "SlackIndex", targets: ["SlackIndex"]),
+        .library(name: "SlackIndex", targets: ["SlackIndex", "SlackIndexStore"]),
         .executable(name: "slackindex", targets: ["slackindex"]),
     ],
     dependencies: [

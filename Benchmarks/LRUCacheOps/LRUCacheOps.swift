@@ -1,6 +1,6 @@
 import Benchmark
 import BenchmarkSupport
-import SlackIndex
+@_spi(Benchmarks) import SlackIndex
 
 /// Entries in the full cache.
 private let capacity = 100_000

@@ -1,6 +1,6 @@
 import Benchmark
 import BenchmarkSupport
-import SlackIndex
+@_spi(Benchmarks) import SlackIndex
 
 /// Messages in the generated and imported export (seed `Fixtures.seed`).
 private let messages = 50_000

@@ -1,6 +1,7 @@
 import Benchmark
 import BenchmarkSupport
 import SlackIndex
+@_spi(Benchmarks) import SlackIndexStore
 
 /// Messages in the generated and imported export (seed `Fixtures.seed`), the same archive as SearchLatency.
 private let messages = 50_000
@@ -26,7 +27,7 @@ private struct TimelineFixture: Sendable {
             var positions: [TimelinePosition] = []
             var from: TimelinePosition?
             while true {
-                let page = try archive.page(conversation: conversation, direction: .after, from: from, limit: 5_000)
+                let page = try archive.historyPage(conversation: conversation, direction: .after, from: from, limit: 5_000)
                 positions += page.map { TimelinePosition(tsKey: $0.tsKey, rowID: $0.rowID) }
                 guard page.count == 5_000, let last = positions.last else { break }
                 from = last
@@ -63,7 +64,7 @@ let benchmarks: @Sendable () -> Void = {
         let fixture = fixture.value
         for _ in benchmark.scaledIterations {
             blackHole(
-                try fixture.archive.page(
+                try fixture.archive.historyPage(
                     conversation: fixture.conversation, direction: .before, from: nil, limit: pageSize))
         }
     }
@@ -72,7 +73,7 @@ let benchmarks: @Sendable () -> Void = {
         let fixture = fixture.value
         for _ in benchmark.scaledIterations {
             blackHole(
-                try fixture.archive.page(
+                try fixture.archive.historyPage(
                     conversation: fixture.conversation, direction: .before, from: fixture.deepestPosition,
                     limit: pageSize))
         }

@@ -89,8 +89,8 @@ extension Archive {
         }
     }
 
-    /// Compatibility wrapper: a history page.
-    package func historyPage(
+    /// A history page (for `Benchmarks/`, which sees only public and SPI declarations).
+    @_spi(Benchmarks) public func historyPage(
         conversation: Conversation, direction: PageDirection, from position: TimelinePosition?, limit: Int,
         includeDeleted: Bool = false
     ) throws -> [Message] {
@@ -206,7 +206,7 @@ extension Archive {
     /// The `count` messages before position … for OFFSET comparison in benchmarks: the same page read with OFFSET.
     ///
     /// - Complexity: O(offset + limit): why timelines never use it.
-    package func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
+    @_spi(Benchmarks) public func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
         try pool.read { db in
             let rows = try Row.fetchAll(
                 db,

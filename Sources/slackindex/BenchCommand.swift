@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SlackIndex
+@_spi(Benchmarks) import SlackIndex
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import Foundation
-import SlackIndex
+@_spi(Benchmarks) import SlackIndex
 
 /// A plain SVG line chart with axes, ticks, labels, units and a legend (log scales optional).
 struct SVGPlot: Sendable {

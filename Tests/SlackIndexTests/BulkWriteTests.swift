@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Counts the commits of the connection it observes.
 final class CommitCounter: TransactionObserver, @unchecked Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndex
 
 /// The fast message parser (`MessageRecord(json:)`) checked against the Codable reference it replaced
 /// (`ReferenceMessage`, decoded by `JSONDecoder`), field by field, the way `LRUModelTests` checks the cache

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 @Suite struct ImportTests {
     /// Every stored message as comparable text: the archive's whole content, in key order.

@@ -1,7 +1,7 @@
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 @Suite struct LRUCacheTests {
     @Test func getPutReplace() {

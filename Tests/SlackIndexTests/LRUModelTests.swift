@@ -1,7 +1,7 @@
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Obviously-correct array-based LRU; index 0 is the most recently used entry.
 struct LRUReference {

@@ -6,8 +6,8 @@ import SlackIndexServer
 import Synchronization
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Injects faults in front of `serve`'s API, counting requests per method.
 final class FaultInjector: RouterMiddleware, Sendable {

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 @Suite struct MalformedInputTests {
     static let good = #"[{"type":"message","user":"U1","text":"fine words","ts":"1700000000.000100"}]"#

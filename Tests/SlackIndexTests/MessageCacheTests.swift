@@ -1,8 +1,8 @@
 import Synchronization
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// A cached value tagged with the source version it was read at.
 struct Versioned: Sendable, Equatable {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Microseconds since 1970 for a UTC wall-clock time.
 private func utcMicros(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0) -> Int64 {

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// A small archive for running hostile queries through the real engine: two users, a channel, a DM, a thread,
 /// reactions (with a skin tone), a file, links, mentions and CJK text.

@@ -1,7 +1,7 @@
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// The day the table tests treat as "today".
 let queryTestToday = Day(year: 2024, month: 6, day: 15) ?? Day.earliest

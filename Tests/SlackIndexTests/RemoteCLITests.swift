@@ -2,8 +2,8 @@ import Foundation
 import SlackIndexServer
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// A remote that answers what it is told, after a delay, or fails.
 struct FakeRemoteSearch: RemoteSearch {

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// The sample export imported once, and the same export read by the brute-force oracle. Read-only: shared by the
 /// table rows below (importing 3,000 messages per row would cost ~0.2 s each).

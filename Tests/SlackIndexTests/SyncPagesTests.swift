@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Sync pages (the generator's history pages and delta) applied on top of the sample export.
 @Suite struct SyncPagesTests {

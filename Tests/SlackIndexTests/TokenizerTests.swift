@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// The slackindex tokenizer as search sees it: folding, CJK inside sentences, emoji shortcodes.
 @Suite struct TokenizerTests {

@@ -5,8 +5,8 @@ import Synchronization
 import SlackIndexServer
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Archive B searches with archive A's `serve` as its remote.
 @Suite(.serialized) struct TwoArchiveSearchTests {

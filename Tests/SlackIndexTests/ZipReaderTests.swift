@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// The hand-written zip reader: formats export tools write, and every way a zip can be broken.
 @Suite struct ZipReaderTests {

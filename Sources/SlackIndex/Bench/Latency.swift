@@ -1,18 +1,18 @@
 import Foundation
 
 /// Latency samples and their percentiles, in milliseconds.
-package struct LatencySummary: Sendable, Codable {
-    package var count: Int
-    package var p50: Double
-    package var p95: Double
-    package var p99: Double
-    package var max: Double
-    package var mean: Double
+@_spi(Benchmarks) public struct LatencySummary: Sendable, Codable {
+    public var count: Int
+    public var p50: Double
+    public var p95: Double
+    public var p99: Double
+    public var max: Double
+    public var mean: Double
 
     /// Summarises samples given in seconds.
     ///
     /// - Complexity: O(n log n).
-    package init(seconds samples: [Double]) {
+    public init(seconds samples: [Double]) {
         let sorted = samples.sorted()
         func percentile(_ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }

@@ -15,27 +15,27 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
 }
 
 /// Search benchmark: a mixed workload drawn from the archive's own vocabulary (or the user's queries).
-package struct SearchBench: Sendable {
+@_spi(Benchmarks) public struct SearchBench: Sendable {
     /// One query of the workload and its kind (rare, medium, common, phrase, prefix, filter, filter-only, user).
-    package struct Query: Sendable, Codable {
-        package var kind: String
-        package var text: String
+    public struct Query: Sendable, Codable {
+        public var kind: String
+        public var text: String
 
-        package init(kind: String, text: String) {
+        public init(kind: String, text: String) {
             self.kind = kind
             self.text = text
         }
     }
 
     /// Figures per kind and overall.
-    package struct Result: Sendable, Codable {
-        package var queries: Int
-        package var runs: Int
-        package var overall: LatencySummary
-        package var byKind: [String: LatencySummary]
-        package var hits: Int
+    public struct Result: Sendable, Codable {
+        public var queries: Int
+        public var runs: Int
+        public var overall: LatencySummary
+        public var byKind: [String: LatencySummary]
+        public var hits: Int
         /// Every sample (ms), for plots.
-        package var samples: [Double]
+        public var samples: [Double]
 
         private enum CodingKeys: String, CodingKey {
             case queries, runs, hits, overall, samples
@@ -43,18 +43,18 @@ package struct SearchBench: Sendable {
         }
     }
 
-    package var archive: Archive
-    package var runs = 3
-    package var warmup = 1
-    package var limit = 20
+    public var archive: Archive
+    public var runs = 3
+    public var warmup = 1
+    public var limit = 20
 
-    package init(archive: Archive) {
+    public init(archive: Archive) {
         self.archive = archive
     }
 
     /// The built-in mixed workload (200 queries): rare, medium and very common words, phrases, prefixes,
     /// words with filters and filters alone, drawn with a fixed seed from this archive.
-    package func builtInWorkload(seed: UInt64 = 42) throws -> [Query] {
+    public func builtInWorkload(seed: UInt64 = 42) throws -> [Query] {
         var rng = SeededGenerator(seed: seed)
         let useful = { (word: String) in word.unicodeScalars.allSatisfy(\.isASCII) && word.count >= 3 }
         let common = try archive.indexWords(mostFrequentFirst: true, limit: 40).filter(useful).prefix(15)
@@ -128,7 +128,7 @@ package struct SearchBench: Sendable {
     }
 
     /// Runs `queries` (`warmup` untimed passes, then `runs` timed ones) through the search engine.
-    package func run(_ queries: [Query], options: SearchOptions = SearchOptions()) throws -> Result {
+    public func run(_ queries: [Query], options: SearchOptions = SearchOptions()) throws -> Result {
         let engine = SearchEngine(archive: archive)
         var options = options
         options.limit = limit

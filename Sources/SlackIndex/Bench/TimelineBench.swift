@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Benchmarks) import SlackIndexStore
 
 /// Timeline benchmark: keyset pages at several depths beside OFFSET, cache hits, and a scroll workload.
 package struct TimelineBench: Sendable {

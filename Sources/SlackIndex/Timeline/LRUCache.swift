@@ -12,7 +12,7 @@
 /// - `insertions` counts successful ``insert(_:forKey:cost:)`` calls, including replacements.
 /// - `rejections` counts inserts that were not cached (cost above `maxBytes`, or `maxEntries == 0`).
 /// - `evictions` counts entries dropped to satisfy the budgets; explicit removals are not evictions.
-package struct LRUCache<Key: Hashable, Value> {
+@_spi(Benchmarks) public struct LRUCache<Key: Hashable, Value> {
     // Storage is `@usableFromInline` and the methods `@inlinable` so that clients in other modules get code
     // specialized for their concrete `Key`/`Value`; unspecialized generic code is 3-10x slower here.
 
@@ -64,48 +64,48 @@ package struct LRUCache<Key: Hashable, Value> {
     /// Maximum number of entries kept.
     ///
     /// - Complexity: O(1)
-    package let maxEntries: Int
+    public let maxEntries: Int
 
     /// Maximum sum of the per-entry costs (in bytes) kept.
     ///
     /// - Complexity: O(1)
-    package let maxBytes: Int
+    public let maxBytes: Int
 
     /// Sum of the costs of the cached entries.
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var totalCost: Int { storedTotalCost }
+    public var totalCost: Int { storedTotalCost }
 
     /// Number of ``value(forKey:)`` calls that found a value.
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var hits: Int { counters.hits }
+    public var hits: Int { counters.hits }
 
     /// Number of ``value(forKey:)`` calls that found nothing.
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var misses: Int { counters.misses }
+    public var misses: Int { counters.misses }
 
     /// Number of entries dropped to stay within `maxEntries` / `maxBytes`.
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var evictions: Int { counters.evictions }
+    public var evictions: Int { counters.evictions }
 
     /// Number of successful inserts (new keys and replacements).
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var insertions: Int { counters.insertions }
+    public var insertions: Int { counters.insertions }
 
     /// Number of inserts that were refused because the value could never fit.
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var rejections: Int { counters.rejections }
+    public var rejections: Int { counters.rejections }
 
     /// Creates an empty cache.
     ///
@@ -114,7 +114,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///   - maxBytes: Cost budget, `>= 0`.
     /// - Complexity: O(1)
     @inlinable
-    package init(maxEntries: Int, maxBytes: Int = .max) {
+    public init(maxEntries: Int, maxBytes: Int = .max) {
         precondition(maxEntries >= 0 && maxEntries < Int(Int32.max), "maxEntries out of range")
         precondition(maxBytes >= 0, "maxBytes must not be negative")
         self.maxEntries = maxEntries
@@ -125,19 +125,19 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var count: Int { slots.count }
+    public var count: Int { slots.count }
 
     /// Whether the cache holds no entries.
     ///
     /// - Complexity: O(1)
     @inlinable
-    package var isEmpty: Bool { slots.isEmpty }
+    public var isEmpty: Bool { slots.isEmpty }
 
     /// The cached keys ordered from most to least recently used.
     ///
     /// - Complexity: O(n)
     @inlinable
-    package var keys: [Key] {
+    public var keys: [Key] {
         var result: [Key] = []
         result.reserveCapacity(count)
         var slot = head
@@ -154,7 +154,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1)
     @inlinable
-    package mutating func value(forKey key: Key) -> Value? {
+    public mutating func value(forKey key: Key) -> Value? {
         guard let slot = slots[key] else {
             counters.misses += 1
             return nil
@@ -168,7 +168,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1)
     @inlinable
-    package func peek(_ key: Key) -> Value? {
+    public func peek(_ key: Key) -> Value? {
         guard let slot = slots[key] else { return nil }
         return nodes[Int(slot)].value
     }
@@ -177,7 +177,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1)
     @inlinable
-    package func contains(_ key: Key) -> Bool {
+    public func contains(_ key: Key) -> Bool {
         slots[key] != nil
     }
 
@@ -185,7 +185,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1)
     @inlinable
-    package func cost(forKey key: Key) -> Int? {
+    public func cost(forKey key: Key) -> Int? {
         guard let slot = slots[key] else { return nil }
         return nodes[Int(slot)].cost
     }
@@ -204,7 +204,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// - Complexity: O(1) amortized, plus O(1) per evicted entry.
     @inlinable
     @discardableResult
-    package mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Bool {
+    public mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Bool {
         precondition(cost >= 0, "cost must not be negative")
         guard cost <= maxBytes, maxEntries > 0 else {
             counters.rejections += 1
@@ -238,7 +238,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// - Complexity: O(1)
     @inlinable
     @discardableResult
-    package mutating func removeValue(forKey key: Key) -> Value? {
+    public mutating func removeValue(forKey key: Key) -> Value? {
         guard let slot = slots.removeValue(forKey: key) else { return nil }
         return freeSlot(slot)
     }
@@ -252,7 +252,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// - Complexity: O(n)
     @inlinable
     @discardableResult
-    package mutating func removeAll(where shouldBeRemoved: (Key, Value) throws -> Bool) rethrows -> Int {
+    public mutating func removeAll(where shouldBeRemoved: (Key, Value) throws -> Bool) rethrows -> Int {
         var removed = 0
         var slot = head
         while slot != Self.none {
@@ -271,7 +271,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(n)
     @inlinable
-    package mutating func removeAll() {
+    public mutating func removeAll() {
         nodes = []
         slots = [:]
         head = Self.none
@@ -284,7 +284,7 @@ package struct LRUCache<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1)
     @inlinable
-    package mutating func resetCounters() {
+    public mutating func resetCounters() {
         counters = Counters()
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndex
 
 // The Codable decoder of message objects the importer used before `MessageRecord(json:)`, kept as the reference
 // the fast parser is checked against (`FastJSONOracleTests`). It is obviously correct in the way that matters

@@ -1,4 +1,4 @@
-@testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndex
 
 /// Builds message objects as JSON bytes for the fast parser's oracle test (`FastJSONOracleTests`).
 ///

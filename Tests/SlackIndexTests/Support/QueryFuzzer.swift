@@ -1,7 +1,7 @@
 import Testing
 
-@testable import SlackIndex
-@testable import SlackIndexStore
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
 
 /// Builds hostile search strings from a grammar-ish alphabet of Slack and FTS5 syntax fragments.
 ///
