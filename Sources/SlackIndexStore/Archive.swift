@@ -1,6 +1,7 @@
 import CSlackTokenizer
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// The archive: one SQLite database in WAL mode, reached through a GRDB `DatabasePool`.
@@ -16,18 +17,40 @@ public final class Archive: Sendable {
     /// Installed by the first `onMessageChanges` call.
     let changeObserver = Mutex<MessageChangeObserver?>(nil)
 
-    /// Opens (creating if needed) the archive at `path` and applies pending migrations.
+    /// How an archive is opened.
+    public enum Access: Sendable {
+        /// Created if missing, migrated if older: for commands that write (import, sync, tokens).
+        case readWrite
+        /// Never written, created or migrated: for commands that only read (search, history, stats, serve
+        /// `--read-only`). Works on a read-only file, folder or mount.
+        case readOnly
+    }
+
+    /// How this archive was opened.
+    public let access: Access
+
+    /// Opens the archive at `path`: read-write (creating it if needed and applying pending migrations) or
+    /// read-only (it must exist and be current).
     ///
-    /// - Throws: `StoreError.cannotOpen` with the path and SQLite's reason.
-    public init(path: String) throws {
+    /// - Throws: `StoreError.cannotOpen` with the path and SQLite's reason; for `.readOnly`, `.noArchive` when
+    ///   nothing is at `path` and `.needsUpgrade` when the archive needs a migration.
+    public init(path: String, access: Access = .readWrite) throws {
         self.path = path
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError.cannotOpen(path: path, reason: "its folder could not be created (\(error))")
+        self.access = access
+        if access == .readWrite {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError.cannotOpen(path: path, reason: "its folder could not be created (\(error))")
+            }
+        } else {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { throw StoreError.noArchive(path: path) }
         }
         var config = Configuration()
+        config.readonly = access == .readOnly
         config.busyMode = .timeout(30)
         config.prepareDatabase { db in
             // 16 KiB pages: message rows are ~1.2 KB, so 4 KiB pages waste a fifth of the file. Only takes effect
@@ -48,17 +71,45 @@ public final class Archive: Sendable {
             }
         }
         do {
+            if access == .readOnly {
+                pool = try DatabasePool(path: Archive.readOnlyLocation(path), configuration: config)
+                guard try pool.read({ try Migrations.isCurrent($0) }) else { throw StoreError.needsUpgrade(path: path) }
+                return
+            }
             pool = try DatabasePool(path: path, configuration: config)
             // Most opens find the schema current: checking costs one read, migrating takes the write lock.
             if try !pool.read({ try Migrations.migrator.hasCompletedMigrations($0) }) {
                 try Migrations.migrator.migrate(pool)
             }
             try Migrations.rebuildIndexIfTokenizerChanged(pool)
+        } catch let error as StoreError {
+            throw error
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
+    }
+
+    /// What SQLite opens for a read-only archive: the path, or an `immutable` URI when nothing may be created
+    /// beside the file (a read-only folder or mount, or a file this user may not write) and its WAL holds nothing.
+    ///
+    /// A WAL database needs its `-shm` index, which a reader creates: where it cannot, SQLite refuses to read
+    /// ("attempt to write a readonly database"), and where it can but the file is not ours, it would leave `-wal`
+    /// and `-shm` files behind. Immutable reads need neither (nobody can be writing an archive nobody may write).
+    /// Debian's SQLite reads URI file names (compiled with SQLITE_USE_URI); elsewhere the plain path is used.
+    static func readOnlyLocation(_ path: String) -> String {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let writable =
+            FileManager.default.isWritableFile(atPath: path) && FileManager.default.isWritableFile(atPath: directory)
+        var info = stat()
+        let walIsEmpty = stat(path + "-wal", &info) != 0 || info.st_size == 0
+        guard !writable, walIsEmpty, sqlite3_compileoption_used("USE_URI") == 1 else { return path }
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let escaped = absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute
+        return "file:\(escaped)?mode=ro&immutable=1"
     }
 
     /// The default database location: `$SLACKINDEX_DB`, else `$XDG_DATA_HOME/slackindex/archive.sqlite`, else
@@ -89,6 +140,10 @@ public final class Archive: Sendable {
 /// Errors of the store layer; `description` is what the user sees.
 public enum StoreError: Error, CustomStringConvertible, Sendable {
     case cannotOpen(path: String, reason: String)
+    /// A read-only command found no archive.
+    case noArchive(path: String)
+    /// A read-only command found an archive that a newer slackindex must migrate first.
+    case needsUpgrade(path: String)
     case conversationNotFound(String)
     case ambiguousConversation(String, candidates: [String])
     case invalidArgument(String)
@@ -97,6 +152,13 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .cannotOpen(let path, let reason):
             "Could not open the archive at \(path): \(reason). Check the path and that you may write there."
+        case .noArchive(let path):
+            "There is no archive at \(path). Import an export first (slackindex import EXPORT.zip), or pass --db "
+                + "or $SLACKINDEX_DB to use another archive."
+        case .needsUpgrade(let path):
+            "The archive at \(path) was written by an older slackindex and needs an upgrade, which a read-only "
+                + "command does not do. Run a command that writes to it once (slackindex import or sync), where "
+                + "the file and its folder are writable."
         case .conversationNotFound(let name):
             "No conversation called '\(name)' in the archive; names are channel names (with or without #) or ids."
         case .ambiguousConversation(let name, let candidates):

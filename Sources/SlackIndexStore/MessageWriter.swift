@@ -59,7 +59,32 @@ struct MessageWriter {
             // Either this message is stored already, or another conversation's message holds this id.
             if let outcome = try update(m) { return outcome }
         }
-        throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "more than \(MessageID.tieBreakers) messages share ts \(m.ts)")
+        // More than 64 conversations hold a message at this microsecond (rare: imports of merged workspaces,
+        // crafted files). The message takes the first free id after them, a few microseconds ahead of its ts:
+        // timelines order by ts_key, so only the global order among those microseconds is approximate.
+        let id = try nextFreeID(after: MessageID(tsKey: m.tsKey, tieBreaker: MessageID.tieBreakers - 1).rawValue)
+        try insertRow(m, id: id)
+        guard sqlite3_changes(db.sqliteConnection) == 1 else {
+            throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id for ts \(m.ts)")
+        }
+        try insertIndex(id: id, m.searchText, m.searchExtra)
+        try writeAttachments(id: id, m)
+        return .added
+    }
+
+    /// The smallest unused id above `taken` (held).
+    ///
+    /// - Complexity: O(k log n) for k consecutive ids held after `taken`.
+    private func nextFreeID(after taken: Int64) throws -> Int64 {
+        let sql = """
+            SELECT m.id + 1 FROM message m
+            WHERE m.id >= ? AND NOT EXISTS (SELECT 1 FROM message n WHERE n.id = m.id + 1)
+            ORDER BY m.id LIMIT 1
+            """
+        guard let id = try Int64.fetchOne(db, sql: sql, arguments: [taken]) else {
+            throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id after \(taken)")
+        }
+        return id
     }
 
     // The two statements every imported message runs are bound and stepped through SQLite's C API directly:

@@ -280,6 +280,12 @@ enum Migrations {
 
     /// A different tokenizer (new rules, or an ICU that segments CJK differently) means the stored tokens no longer
     /// match what queries produce: rebuild the index once.
+    /// True when every migration is applied and the index was built by this tokenizer (nothing to write).
+    static func isCurrent(_ db: Database) throws -> Bool {
+        guard try migrator.hasCompletedMigrations(db) else { return false }
+        return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion
+    }
+
     static func rebuildIndexIfTokenizerChanged(_ writer: some DatabaseWriter) throws {
         let stored = try writer.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'")

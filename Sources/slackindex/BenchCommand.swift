@@ -82,7 +82,7 @@ struct BenchCommand: ParsableCommand {
         var plot: String?
 
         func run() throws {
-            let archive = try global.openArchive()
+            let archive = try global.openArchive(.readOnly)
             var bench = SearchBench(archive: archive)
             bench.runs = max(1, runs)
             bench.warmup = max(0, warmup)
@@ -133,7 +133,7 @@ struct BenchCommand: ParsableCommand {
         var plot: String?
 
         func run() throws {
-            var bench = TimelineBench(archive: try global.openArchive())
+            var bench = TimelineBench(archive: try global.openArchive(.readOnly))
             bench.runs = max(3, runs)
             bench.conversations = max(1, conversations)
             let result = try bench.run()

@@ -11,7 +11,7 @@ struct CommandError: Error, CustomStringConvertible {
         case StoreError.cannotOpen(let path, let reason):
             CommandError(
                 description: "Could not open the archive at \(path): \(reason). Check the path (--db or "
-                    + "SLACKINDEX_DB) and that you may write there.")
+                    + "SLACKINDEX_DB) and that you may read it (and write it and its folder, for import, sync and token).")
         case StoreError.conversationNotFound(let name):
             CommandError(
                 description: "No conversation called '\(name)' in the archive. `slackindex stats --json` lists what "

@@ -13,8 +13,9 @@ struct GlobalOptions: ParsableArguments {
     /// The database path in force.
     var databasePath: String { db ?? Archive.defaultPath() }
 
-    /// Opens the archive.
-    func openArchive() throws -> Archive {
-        try Archive(path: databasePath)
+    /// Opens the archive: read-only for commands that only read (no file is created or migrated, and a
+    /// read-only file, folder or mount works).
+    func openArchive(_ access: Archive.Access = .readWrite) throws -> Archive {
+        try Archive(path: databasePath, access: access)
     }
 }

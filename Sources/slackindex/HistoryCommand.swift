@@ -91,7 +91,7 @@ struct HistoryCommand: ParsableCommand {
     }
 
     func run() throws {
-        let archive = try global.openArchive()
+        let archive = try global.openArchive(.readOnly)
         try page.show(in: archive, title: { $0.conversation.displayName }) { timeline in
             var name = conversation ?? ""
             var anchor: TimelineAnchor = oldest ? .oldest : .newest
@@ -139,7 +139,7 @@ struct ThreadCommand: ParsableCommand {
     }
 
     func run() throws {
-        let archive = try global.openArchive()
+        let archive = try global.openArchive(.readOnly)
         try page.show(in: archive, title: { "thread in \($0.conversation.displayName)" }) { timeline in
             var name = conversation ?? ""
             var threadTS = ts

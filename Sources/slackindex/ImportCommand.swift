@@ -85,6 +85,11 @@ struct ImportCommand: ParsableCommand {
         for (reason, count) in s.skipReasons.sorted(by: { $0.key < $1.key }) {
             Output.line("    skipped \(count): \(reason)")
         }
+        if s.messagesRepaired > 0 {
+            Output.line(
+                "    repaired \(Output.count(s.messagesRepaired)): text with characters that could not be stored "
+                    + "(control bytes, invalid UTF-8, NUL) kept with U+FFFD in their place")
+        }
         if !s.skippedFiles.isEmpty {
             Output.line("  files skipped: \(s.skippedFiles.count) (listed above)")
         }

@@ -133,7 +133,7 @@ struct SearchCommand: AsyncParsableCommand {
     /// Over 60 lines: flags to options, the local or merged search, and the three output formats; each branch is
     /// a few lines of printing that reads best next to the flag it serves.
     func run() async throws {
-        let archive = try global.openArchive()
+        let archive = try global.openArchive(.readOnly)
         let engine = SearchEngine(archive: archive)
         var options = SearchOptions()
         options.limit = limit

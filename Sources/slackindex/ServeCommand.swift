@@ -19,6 +19,7 @@ struct ServeCommand: AsyncParsableCommand {
             Examples:
               TOKEN=$(slackindex token create --user U0123ABCD)
               slackindex serve --listen 127.0.0.1:8080
+              slackindex serve --read-only --db /mnt/archive/archive.sqlite
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
             """)
 
@@ -33,6 +34,12 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("rate-limit"),
         help: ArgumentHelp("Requests each token may make per interval: N/SECONDS.", valueName: "n/seconds"))
     var rateLimit = RateLimit.standard.description
+
+    @Flag(
+        name: .customLong("read-only"),
+        help: ArgumentHelp(
+            "Open the archive read-only: never written or upgraded; works on a read-only file, folder or mount."))
+    var readOnly = false
 
     func validate() throws {
         guard Self.address(listen) != nil else {
@@ -56,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let (host, port) = Self.address(listen), let limit = RateLimit(parsing: rateLimit) else { return }
-        let archive = try global.openArchive()
+        let archive = try global.openArchive(readOnly ? .readOnly : .readWrite)
         if !SlackAPIServer.isLoopback(host) {
             Output.error(
                 "warning: listening on \(host), which other machines may reach: anyone with a token can read "

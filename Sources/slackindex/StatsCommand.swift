@@ -25,7 +25,7 @@ struct StatsCommand: ParsableCommand {
     var gaps = false
 
     func run() throws {
-        let archive = try global.openArchive()
+        let archive = try global.openArchive(.readOnly)
         if gaps {
             let found = try archive.syncGaps()
             if json { return Output.json(["gaps": found]) }

@@ -26,6 +26,8 @@ protocol ExportSource: Sendable {
     var ignoredFiles: [String] { get }
     /// The names of the top-level folders.
     var folders: [String] { get }
+    /// Folders and files that could not be read or were refused (reported as skipped: exit status 2).
+    var unreadable: [ImportSummary.SkippedFile] { get }
     /// Reads a day file's bytes.
     func read(_ entry: DayFileEntry) throws -> Data
 }
@@ -53,55 +55,95 @@ let exportListingNames = [
 struct FolderExportSource: ExportSource {
     let path: String
     let root: URL
+    /// The export folder with its links resolved: links that lead outside it are not followed.
+    private let resolvedRoot: String
     let dayFiles: [DayFileEntry]
     let ignoredFiles: [String]
     let folders: [String]
+    let unreadable: [ImportSummary.SkippedFile]
 
     init(path: String) throws {
         self.path = path
         root = URL(fileURLWithPath: path, isDirectory: true)
-        let fm = FileManager.default
+        resolvedRoot = ExportFiles.resolved(path) ?? root.standardizedFileURL.path
         let top: [String]
-        do {
-            top = try fm.contentsOfDirectory(atPath: path).sorted()
-        } catch {
-            throw ImportError.unreadable(path: path, reason: error.localizedDescription)
+        switch ExportFiles.names(in: path) {
+        case .success(let names): top = names.sorted()
+        case .failure(let failure): throw ImportError.unreadable(path: path, reason: failure.reason)
         }
+        var listed = Listed()
+        for folder in top where !folder.hasPrefix(".") && !exportListingNames.contains(folder) {
+            let folderPath = root.appendingPathComponent(folder).path
+            switch ExportFiles.kind(of: folderPath, inside: resolvedRoot) {
+            case .success(.folder): listed.addFolder(folder, at: folderPath, root: resolvedRoot)
+            case .success: continue  // A file beside the listings (a README, an integration log).
+            case .failure(let failure): listed.unreadable.append(failure.skipped)
+            }
+        }
+        dayFiles = listed.days
+        ignoredFiles = listed.ignored
+        folders = listed.folders
+        unreadable = listed.unreadable
+    }
+
+    /// What the folders of an export hold, gathered while listing them.
+    private struct Listed {
         var days: [DayFileEntry] = []
         var ignored: [String] = []
         var folders: [String] = []
-        for folder in top {
-            var isDirectory: ObjCBool = false
-            let folderPath = root.appendingPathComponent(folder).path
-            guard fm.fileExists(atPath: folderPath, isDirectory: &isDirectory), isDirectory.boolValue else {
-                continue
+        var unreadable: [ImportSummary.SkippedFile] = []
+
+        /// Lists one conversation folder: its day files, other files (ignored, reported) and what cannot be read.
+        mutating func addFolder(_ folder: String, at folderPath: String, root: String) {
+            if let problem = unsafeFolderName(folder) {
+                unreadable.append(.init(path: folderPath, reason: problem))
+                return
             }
-            guard !folder.hasPrefix(".") else { continue }
+            let names: [String]
+            switch ExportFiles.names(in: folderPath) {
+            case .success(let found): names = found
+            case .failure(let failure):
+                unreadable.append(.init(path: failure.path, reason: "the folder cannot be read: \(failure.reason)"))
+                return
+            }
             folders.append(folder)
-            let names = (try? fm.contentsOfDirectory(atPath: folderPath)) ?? []
             for name in names.sorted() {
                 let filePath = folderPath + "/" + name
-                if isDayFileName(name) {
-                    let size = (try? fm.attributesOfItem(atPath: filePath)[.size] as? NSNumber)?.int64Value ?? 0
-                    days.append(
-                        DayFileEntry(folder: folder, name: name, size: size, displayPath: filePath))
-                } else {
+                guard isDayFileName(name) else {
                     ignored.append(filePath)
+                    continue
+                }
+                switch ExportFiles.kind(of: filePath, inside: root) {
+                case .success(.file(let size)) where UInt64(clamping: size) > maximumDayFileSize:
+                    unreadable.append(
+                        .init(path: filePath, reason: "the day file is \(size >> 20) MB, over the \(maximumDayFileSize >> 20) MB read per day file"))
+                case .success(.file(let size)):
+                    days.append(DayFileEntry(folder: folder, name: name, size: size, displayPath: filePath))
+                case .success(.folder):
+                    unreadable.append(.init(path: filePath, reason: "it is a folder, not a day file"))
+                case .success(.other(let what)):
+                    unreadable.append(.init(path: filePath, reason: "it is \(what), not a day file"))
+                case .failure(let failure):
+                    unreadable.append(failure.skipped)
                 }
             }
         }
-        dayFiles = days
-        ignoredFiles = ignored
-        self.folders = folders
     }
 
     func listing(_ name: String) throws -> Data? {
         let url = root.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        switch ExportFiles.kind(of: url.path, inside: resolvedRoot) {
+        case .success(.file): break
+        case .success(.folder): throw ImportError.unreadable(path: url.path, reason: "it is a folder, not a file")
+        case .success(.other(let what)): throw ImportError.unreadable(path: url.path, reason: "it is \(what), not a file")
+        case .failure(let failure):
+            if failure.isMissing { return nil }
+            throw ImportError.unreadable(path: url.path, reason: failure.reason)
+        }
         do {
             return try Data(contentsOf: url)
         } catch {
-            throw ImportError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw ImportError.unreadable(path: url.path, reason: ExportFiles.reason(for: error))
         }
     }
 
@@ -109,7 +151,7 @@ struct FolderExportSource: ExportSource {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: entry.displayPath))
         } catch {
-            throw ImportError.unreadable(path: entry.displayPath, reason: error.localizedDescription)
+            throw ImportError.unreadable(path: entry.displayPath, reason: ExportFiles.reason(for: error))
         }
     }
 }

@@ -17,6 +17,9 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var messagesUpdated = 0
     public var messagesUnchanged = 0
     public var messagesSkipped = 0
+    /// Messages kept with their text repaired: characters that could not be stored (control bytes JSON forbids,
+    /// invalid UTF-8, lone surrogates, NUL) became U+FFFD, the rest of the text as written.
+    public var messagesRepaired = 0
     /// Why messages were skipped, with counts (e.g. `"no ts": 3`).
     public var skipReasons: [String: Int] = [:]
     /// Files that could not be imported (malformed JSON, unreadable, corrupt zip entry).
@@ -64,6 +67,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         messagesUpdated += other.messagesUpdated
         messagesUnchanged += other.messagesUnchanged
         messagesSkipped += other.messagesSkipped
+        messagesRepaired += other.messagesRepaired
         for (reason, count) in other.skipReasons { skipReasons[reason, default: 0] += count }
         skippedFiles += other.skippedFiles
         ignoredFiles += other.ignoredFiles
@@ -86,6 +90,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         case messagesUpdated = "messages_updated"
         case messagesUnchanged = "messages_unchanged"
         case messagesSkipped = "messages_skipped"
+        case messagesRepaired = "messages_repaired"
         case skipReasons = "skip_reasons"
         case skippedFiles = "skipped_files"
         case ignoredFiles = "ignored_files"

@@ -79,6 +79,7 @@ public final class Importer: Sendable {
         var summary = ImportSummary()
         summary.sources = [path]
         summary.ignoredFiles = source.ignoredFiles
+        summary.skippedFiles += source.unreadable
         let listings = ExportListings(source: source, path: path, summary: &summary)
         let inputs = listings.conversationInputs(dayFolders: Set(source.dayFiles.map(\.folder)), summary: &summary)
         let stored = try archive.storeExportListings(
@@ -152,6 +153,7 @@ public final class Importer: Sendable {
             writeStart.duration(to: .now).seconds - result.indexSeconds - result.checkpointSeconds
         for (reason, count) in batch.skipReasons { summary.skipMessage(reason, count: count) }
         summary.skippedFiles += batch.skippedFiles
+        summary.messagesRepaired += batch.textRepaired
     }
 
     static func mostCommon(_ values: [String]) -> String? {
@@ -180,6 +182,8 @@ struct ReaderBatch: Sendable {
     var store = ImportBatch()
     var skipReasons: [String: Int] = [:]
     var skippedFiles: [ImportSummary.SkippedFile] = []
+    /// Messages whose text was repaired (`MessageRecord.textRepaired`).
+    var textRepaired = 0
     var bytes: Int64 = 0
     var files = 0
     var domain: String?
@@ -305,6 +309,7 @@ final class ReaderJob: @unchecked Sendable {
                 batch.skipReasons[MessagePreparer.Rejection.notAMessage.rawValue, default: 0] += 1
                 continue
             }
+            if record.isTextRepaired { batch.textRepaired += 1 }
             if record.subtype == "message_deleted" {
                 if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) {
                     batch.store.deletions.append(.init(conversationRowID: conversationRowID, tsKey: key))

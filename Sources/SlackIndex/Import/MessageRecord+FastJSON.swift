@@ -9,7 +9,8 @@ import Foundation
 // `JSONDecoder` behaviours reproduced here (all checked by `FastJSONOracleTests`):
 // - a duplicated key: the first occurrence wins, whatever its type;
 // - a string whose contents `JSONDecoder` refuses (bad escape, lone surrogate, control byte, invalid UTF-8) reads
-//   as absent, like a value of the wrong type;
+//   as absent, like a value of the wrong type — except the message's `text`, which is kept with what cannot be
+//   represented replaced (`textRepaired`; the reference would have stored it empty);
 // - numbers are validated only when read: a malformed one (`01`, `1.`) reads as absent;
 // - a trailing comma before `}` or `]` is accepted.
 
@@ -73,6 +74,7 @@ extension MessageRecord {
         var botID: String?
         var username: String?
         var text: String?
+        var textRepaired = false
         var threadTS: String?
         var replyCount: Int64?
         var editedTS: String?
@@ -111,7 +113,7 @@ extension MessageRecord {
             case .user: user = try c.readLenientString()
             case .botID: botID = try c.readLenientString()
             case .username: username = try c.readLenientString()
-            case .text: text = try c.readLenientString()
+            case .text: text = try c.readMessageText(repaired: &textRepaired)
             case .threadTS: threadTS = try c.readLenientString()
             case .replyCount: replyCount = try c.readLenientInt()
             case .edited:
@@ -160,7 +162,7 @@ extension MessageRecord {
             deletedTS: deletedTS, channel: channel,
             profileHandle: userProfile != nil ? userProfile?.handle : botProfileHandle ?? nil,
             profileRealName: userProfile?.realName, profileDisplayName: userProfile?.displayName,
-            changedMessage: [])
+            changedMessage: [], textRepaired: textRepaired)
         return (record, subtype == "message_changed" ? messageRange : nil)
     }
 }
@@ -274,6 +276,25 @@ extension JSONCursor {
             try skipValue()
             return nil
         }
+    }
+
+    /// A message's text: like `readLenientString()`, but a string `JSONDecoder` would refuse (a raw control byte,
+    /// invalid or overlong UTF-8, a lone surrogate, a bad escape) is kept, with only what cannot be represented
+    /// replaced by U+FFFD; NUL, which SQLite's C strings would cut the text at, becomes U+FFFD too. `repaired`
+    /// tells the importer to count it.
+    fileprivate mutating func readMessageText(repaired: inout Bool) throws(JSONCursorError) -> String? {
+        guard try peek() == UInt8(ascii: "\"") else { return try readLenientString() }
+        let raw = try readRawString()
+        if raw.isPlain { return string(raw) }
+        var text = string(raw) ?? {
+            repaired = true
+            return repairedString(raw)
+        }()
+        if text.utf8.contains(0) {
+            repaired = true
+            text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
+        }
+        return text
     }
 
     /// An integer field as the importer reads it: a number, a numeric string, or a bool as 1/0.

@@ -36,6 +36,12 @@ package struct MessageRecord: Sendable {
     /// `message_changed`: the byte range of the object decoded into `changedMessage`, in the buffer given to
     /// `init(json:)`; nil when `changedMessage` is empty.
     var innerMessageRange: Range<Int>?
+    /// `text` held characters that could not be stored as they were (control bytes JSON forbids, invalid UTF-8,
+    /// lone surrogates, NUL): they were replaced by U+FFFD and the rest kept.
+    var textRepaired = false
+
+    /// True when the text this message stores (its revision's, for `message_changed`) was repaired.
+    var isTextRepaired: Bool { textRepaired || changedMessage.first?.isTextRepaired == true }
 
     /// The author id: the user, else the bot.
     package var authorID: String? { user ?? botID }

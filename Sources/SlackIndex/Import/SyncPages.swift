@@ -23,7 +23,7 @@ extension Importer {
             let fm = FileManager.default
             if fm.fileExists(atPath: path + "/manifest.json") { return true }
             if exportListingNames.contains(where: { fm.fileExists(atPath: path + "/" + $0) }) { return false }
-            return !pageFiles(in: path).isEmpty
+            return !pageFiles(in: path).files.isEmpty
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
@@ -32,21 +32,29 @@ extension Importer {
             ?? false
     }
 
-    /// JSON files directly in `folder` or in its `history/` and `delta/` folders, history first, each sorted.
-    static func pageFiles(in folder: String) -> [String] {
+    /// JSON files directly in `folder` or in its `history/` and `delta/` folders, history first, each sorted, and
+    /// the folders that exist but cannot be read (a missing `history/` or `delta/` is normal).
+    static func pageFiles(in folder: String) -> (files: [String], unreadable: [ImportSummary.SkippedFile]) {
         var files: [String] = []
+        var unreadable: [ImportSummary.SkippedFile] = []
         for sub in ["", "/history", "/delta"] {
             let dir = folder + sub
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter {
-                $0.hasSuffix(".json") && $0 != "manifest.json"
+            switch ExportFiles.names(in: dir) {
+            case .success(let names):
+                files += names.filter { $0.hasSuffix(".json") && $0 != "manifest.json" }.sorted().map { dir + "/" + $0 }
+            case .failure(let failure):
+                if sub.isEmpty || FileManager.default.fileExists(atPath: dir) {
+                    unreadable.append(.init(path: dir, reason: "the folder cannot be read: \(failure.reason)"))
+                }
             }
-            files += names.sorted().map { dir + "/" + $0 }
         }
-        return files
+        return (files, unreadable)
     }
 
     /// The page sets under `path`: one per conversation.
-    static func pageSets(at path: String, conversation: String?) throws -> [(owner: PageOwner, files: [String])] {
+    static func pageSets(
+        at path: String, conversation: String?
+    ) throws -> [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ImportError.missing(path: path)
@@ -55,7 +63,7 @@ extension Importer {
         if !isDirectory.boolValue {
             var folder = url.deletingLastPathComponent()
             if ["history", "delta"].contains(folder.lastPathComponent) { folder = folder.deletingLastPathComponent() }
-            return [(.reference(conversation ?? folder.lastPathComponent), [path])]
+            return [(.reference(conversation ?? folder.lastPathComponent), [path], [])]
         }
         let manifestPath = path + "/manifest.json"
         if let data = FileManager.default.contents(atPath: manifestPath) {
@@ -73,10 +81,12 @@ extension Importer {
                 let owner: PageOwner =
                     conversation.map { .reference($0) }
                     ?? .described(id: entry.id, name: entry.name ?? entry.id, kind: kind)
-                return (owner, pageFiles(in: path + "/" + (entry.folder ?? entry.name ?? entry.id)))
+                let listed = pageFiles(in: path + "/" + (entry.folder ?? entry.name ?? entry.id))
+                return (owner, listed.files, listed.unreadable)
             }
         }
-        return [(.reference(conversation ?? url.lastPathComponent), pageFiles(in: path))]
+        let listed = pageFiles(in: path)
+        return [(.reference(conversation ?? url.lastPathComponent), listed.files, listed.unreadable)]
     }
 
     /// Imports sync pages (see the type's overview).
@@ -88,7 +98,8 @@ extension Importer {
         var summary = ImportSummary()
         summary.sources = [path]
         var preparer = MessagePreparer(names: try archive.nameDirectory())
-        for (owner, files) in try Importer.pageSets(at: path, conversation: conversation) {
+        for (owner, files, unreadable) in try Importer.pageSets(at: path, conversation: conversation) {
+            summary.skippedFiles += unreadable
             let target: Conversation
             switch owner {
             case .reference(let name):
@@ -185,6 +196,7 @@ extension Importer {
                 summary.skipMessage(MessagePreparer.Rejection.notAMessage.rawValue)
                 continue
             }
+            if record.isTextRepaired { summary.messagesRepaired += 1 }
             if record.type == "reaction_added" || record.type == "reaction_removed" {
                 if let event = ReactionEvent(json: page.bytes[elements[index]]) {
                     write.reactions.append(event)

@@ -10,6 +10,7 @@ final class ZipExportSource: ExportSource, Sendable {
     let dayFiles: [DayFileEntry]
     let ignoredFiles: [String]
     let folders: [String]
+    let unreadable: [ImportSummary.SkippedFile]
 
     init(path: String) throws {
         self.path = path
@@ -38,6 +39,7 @@ final class ZipExportSource: ExportSource, Sendable {
         var days: [DayFileEntry] = []
         var ignored: [String] = []
         var folderSet = Set<String>()
+        var refused: [ImportSummary.SkippedFile] = []
         for (fullPath, entry) in byPath {
             guard fullPath.hasPrefix(prefix) else { continue }
             let relative = fullPath.dropFirst(prefix.count)
@@ -49,11 +51,15 @@ final class ZipExportSource: ExportSource, Sendable {
             let folder = String(parts[0])
             let name = String(parts[1])
             guard !folder.hasPrefix("__MACOSX"), !name.hasPrefix(".") else { continue }
+            if let problem = unsafeFolderName(folder) {
+                refused.append(.init(path: "\(path):\(fullPath)", reason: problem))
+                continue
+            }
             folderSet.insert(folder)
             if isDayFileName(name) {
                 days.append(
                     DayFileEntry(
-                        folder: folder, name: name, size: Int64(entry.uncompressedSize),
+                        folder: folder, name: name, size: Int64(clamping: entry.uncompressedSize),
                         displayPath: "\(path):\(fullPath)"))
             } else {
                 ignored.append("\(path):\(fullPath)")
@@ -63,6 +69,7 @@ final class ZipExportSource: ExportSource, Sendable {
         dayFiles = days
         ignoredFiles = ignored.sorted()
         folders = folderSet.sorted()
+        unreadable = refused.sorted { $0.path < $1.path }
     }
 
     func listing(_ name: String) throws -> Data? {
@@ -75,11 +82,14 @@ final class ZipExportSource: ExportSource, Sendable {
         guard let zipEntry = entriesByPath[fullPath] else {
             throw ImportError.unreadable(path: entry.displayPath, reason: "the zip entry disappeared")
         }
-        return try read(zipEntry, displayPath: entry.displayPath)
+        return try read(zipEntry, displayPath: entry.displayPath, limit: maximumDayFileSize)
     }
 
-    private func read(_ entry: ZipReader.Entry, displayPath: String) throws -> Data {
+    private func read(
+        _ entry: ZipReader.Entry, displayPath: String, limit: UInt64 = ZipReader.maximumEntrySize
+    ) throws -> Data {
         do {
+            try ZipReader.checkSize(of: entry, limit: limit)
             return try zip.data(of: entry)
         } catch {
             throw ImportError.unreadable(path: displayPath, reason: "\(error)")

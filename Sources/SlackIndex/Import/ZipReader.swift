@@ -33,8 +33,14 @@ final class ZipReader: @unchecked Sendable {
     private let descriptor: Int32
     private let fileSize: UInt64
 
-    /// The largest entry inflated (a day file is a few MB at most; this bounds a lying header's allocation).
-    static let maximumEntrySize: UInt64 = 1 << 31
+    /// The largest entry inflated: 1 GiB, enough for a large organisation's `org_users.json`; bounds what a
+    /// lying header can make the reader allocate (day files have a lower cap, `ZipExportSource.maximumDayFileSize`).
+    static let maximumEntrySize: UInt64 = 1 << 30
+
+    /// The largest compression ratio accepted for an entry over `ratioCheckedAbove` bytes. Slack's JSON deflates
+    /// 5–20× (a channel of identical bot messages ~60×); deflate's own limit is ~1032×, which only a zip bomb reaches.
+    static let maximumRatio: UInt64 = 200
+    static let ratioCheckedAbove: UInt64 = 8 << 20
 
     /// Opens the file and reads its central directory.
     ///
@@ -45,7 +51,7 @@ final class ZipReader: @unchecked Sendable {
         do {
             var info = stat()
             guard fstat(descriptor, &info) == 0 else { throw Failure(String(cString: strerror(errno))) }
-            fileSize = UInt64(info.st_size)
+            fileSize = UInt64(clamping: info.st_size)
             entries = try ZipReader.readDirectory(descriptor: descriptor, fileSize: fileSize)
         } catch {
             close(descriptor)
@@ -64,15 +70,20 @@ final class ZipReader: @unchecked Sendable {
         guard entry.method == 0 || entry.method == 8 else {
             throw Failure("the zip entry uses compression method \(entry.method) (only stored and deflate are read)")
         }
-        guard entry.uncompressedSize <= ZipReader.maximumEntrySize, entry.compressedSize <= ZipReader.maximumEntrySize
-        else { throw Failure("the zip entry is larger than 2 GB") }
+        try ZipReader.checkSize(of: entry, limit: ZipReader.maximumEntrySize)
+        // Every offset is checked against the file's size before any arithmetic that could overflow.
+        guard entry.localHeaderOffset <= fileSize, fileSize - entry.localHeaderOffset >= 30 else {
+            throw Failure("the zip entry's local header lies outside the file (the file is damaged)")
+        }
         let header = try read(at: entry.localHeaderOffset, count: 30)
         guard ZipReader.u32(header, 0) == 0x0403_4b50 else {
             throw Failure("the zip entry's local header is missing (the file is damaged)")
         }
         let dataStart = entry.localHeaderOffset + 30 + UInt64(ZipReader.u16(header, 26))
             + UInt64(ZipReader.u16(header, 28))
-        guard dataStart + entry.compressedSize <= fileSize else { throw Failure("the zip entry is truncated") }
+        guard dataStart <= fileSize, entry.compressedSize <= fileSize - dataStart else {
+            throw Failure("the zip entry is truncated")
+        }
         let compressed = try read(at: dataStart, count: Int(entry.compressedSize))
         let output: Data
         if entry.uncompressedSize == 0 {
@@ -95,6 +106,21 @@ final class ZipReader: @unchecked Sendable {
         return output
     }
 
+    /// Refuses an entry whose declared sizes exceed `limit` or whose ratio marks a zip bomb, before anything is
+    /// allocated (inflation never writes past the declared size, so a header that lies small is caught as corrupt).
+    static func checkSize(of entry: Entry, limit: UInt64) throws {
+        guard entry.uncompressedSize <= limit, entry.compressedSize <= limit else {
+            throw Failure("the zip entry is larger than the \(limit >> 20) MB allowed for it (\(entry.uncompressedSize >> 20) MB)")
+        }
+        if entry.uncompressedSize > ratioCheckedAbove,
+            entry.uncompressedSize / max(entry.compressedSize, 1) > maximumRatio
+        {
+            throw Failure(
+                "the zip entry inflates \(entry.uncompressedSize / max(entry.compressedSize, 1))× "
+                    + "(\(entry.compressedSize >> 10) KB to \(entry.uncompressedSize >> 20) MB): refused as a zip bomb")
+        }
+    }
+
     // MARK: - Reading
 
     private func read(at offset: UInt64, count: Int) throws -> Data {
@@ -103,10 +129,12 @@ final class ZipReader: @unchecked Sendable {
 
     private static func read(descriptor: Int32, at offset: UInt64, count: Int) throws -> Data {
         guard count > 0 else { return Data() }
+        // pread takes a signed offset: an offset past Int64.max (a lying ZIP64 field) is outside any file.
+        guard offset <= UInt64(Int64.max) - UInt64(count) else { throw Failure("an offset lies outside the file") }
         guard let buffer = malloc(count) else { throw Failure("out of memory reading \(count) bytes") }
         var done = 0
         while done < count {
-            let n = pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
+            let n = pread(descriptor, buffer + done, count - done, off_t(offset + UInt64(done)))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 free(buffer)
@@ -173,14 +201,14 @@ final class ZipReader: @unchecked Sendable {
                 throw Failure("the ZIP64 directory locator is missing")
             }
             let recordOffset = u64(tail, eocd - 20 + 8)
-            guard recordOffset + 56 <= fileSize else { throw Failure("the ZIP64 directory record is out of the file") }
+            guard recordOffset <= fileSize, fileSize - recordOffset >= 56 else { throw Failure("the ZIP64 directory record is out of the file") }
             let record = try read(descriptor: descriptor, at: recordOffset, count: 56)
             guard u32(record, 0) == 0x0606_4b50 else { throw Failure("the ZIP64 directory record is damaged") }
             count = u64(record, 32)
             directorySize = u64(record, 40)
             directoryOffset = u64(record, 48)
         }
-        guard directoryOffset + directorySize <= fileSize, directorySize <= Int.max / 2 else {
+        guard directoryOffset <= fileSize, directorySize <= fileSize - directoryOffset else {
             throw Failure("the central directory lies outside the file (truncated?)")
         }
         let directory = try read(descriptor: descriptor, at: directoryOffset, count: Int(directorySize))

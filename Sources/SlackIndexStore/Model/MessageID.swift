@@ -1,6 +1,8 @@
 /// A message's row id in the archive: globally time-ordered, `ts` in microseconds × 64 plus a tie-breaker (0–63)
 /// for messages of different conversations that share a ts. It is also the search index's rowid, so the index
-/// returns the newest matches first and a time range is a rowid range.
+/// returns the newest matches first and a time range is a rowid range. A 65th message at one microsecond takes the
+/// next free id (`MessageWriter.upsert`), a few microseconds ahead; ts beyond 11 integer digits are refused
+/// (`SlackTimestamp.parseKey`), so `tsKey × 64` never overflows.
 ///
 /// The one place that knows the arithmetic: every other layer asks this type.
 package struct MessageID: Hashable, Comparable, Sendable {

@@ -26,6 +26,9 @@ package struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConve
         self.string = "\(seconds)." + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 
+    /// The most integer digits a ts may have (seconds below 10^11).
+    package static let maximumIntegerDigits = 11
+
     /// Seconds since the Unix epoch.
     package var seconds: Int64 { key / 1_000_000 }
 
@@ -35,8 +38,10 @@ package struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConve
     package static func == (lhs: SlackTimestamp, rhs: SlackTimestamp) -> Bool { lhs.key == rhs.key }
     package func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
-    /// The sort key of a `ts` string, or nil when it is not `digits[.digits]`.
+    /// The sort key of a `ts` string, or nil when it is not `digits[.digits]` with at most 11 integer digits.
     ///
+    /// Eleven digits reach the year 5138; the limit keeps `key × 64` (`MessageID`) inside `Int64`, so ids stay
+    /// time-ordered. A longer ts cannot be a real Slack time and is reported as invalid.
     /// - Complexity: O(n) in the string's length.
     package static func parseKey(_ string: String) -> Int64? {
         var seconds: Int64 = 0
@@ -55,7 +60,7 @@ package struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConve
                     }
                 } else {
                     integerDigits += 1
-                    guard integerDigits <= 12 else { return nil }
+                    guard integerDigits <= SlackTimestamp.maximumIntegerDigits else { return nil }
                     seconds = seconds * 10 + digit
                 }
             case UInt8(ascii: "."):
