@@ -66,9 +66,11 @@ extension SlackAPI {
         return [("user", SlackAPI.userObject(user))]
     }
 
-    /// A Slack user object.
+    /// A Slack user object; a member the archive only knows from messages carries `"is_placeholder": true`
+    /// (slackindex's extension, so that an archive synced from this one keeps it a placeholder).
     static func userObject(_ archived: ArchivedUser) -> JSONValue {
         let user = archived.user
+        let placeholder: [(String, JSONValue)] = user.isPlaceholder ? [("is_placeholder", .bool(true))] : []
         return .object([
             ("id", .string(user.id)),
             ("team_id", .string(archived.teamID)),
@@ -85,6 +87,6 @@ extension SlackAPI {
                     ("display_name", .string(user.displayName ?? "")),
                 ])
             ),
-        ])
+        ] + placeholder)
     }
 }

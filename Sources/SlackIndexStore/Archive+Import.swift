@@ -14,8 +14,17 @@ extension Archive {
         return try Int64.fetchOne(db, sql: "SELECT id FROM workspace WHERE team_id = ?", arguments: [teamID]) ?? 0
     }
 
-    /// Inserts or updates members; a real record replaces a placeholder. Returns (added, updated).
+    /// Inserts or updates members; a real record replaces a placeholder, and a placeholder input (another archive's
+    /// placeholder, served back by `serve`) is stored as one, never replacing anyone. Returns (added, updated) real
+    /// members.
     static func upsertUsers(_ users: [UserInput], in db: Database) throws -> (added: Int, updated: Int) {
+        let placeholders = users.filter(\.isPlaceholder).map {
+            User(
+                id: $0.id, handle: $0.handle, realName: $0.realName, displayName: $0.displayName, isBot: $0.isBot,
+                isPlaceholder: true)
+        }
+        if !placeholders.isEmpty { _ = try insertPlaceholders(placeholders, in: db) }
+        let users = placeholders.isEmpty ? users : users.filter { !$0.isPlaceholder }
         var added = 0
         var updated = 0
         let existing = try db.cachedStatement(

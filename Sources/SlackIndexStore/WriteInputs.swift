@@ -11,11 +11,15 @@ package struct UserInput: Sendable, Equatable {
     package var isBot: Bool
     package var isDeleted: Bool
     package var timeZone: String?
+    /// Only known from messages (a `serve`d archive's placeholder): stored as a placeholder, never replacing a
+    /// member.
+    package var isPlaceholder: Bool
 
     package init(
         id: String, teamID: String?, handle: String, realName: String?, displayName: String?, isBot: Bool,
-        isDeleted: Bool, timeZone: String?
+        isDeleted: Bool, timeZone: String?, isPlaceholder: Bool = false
     ) {
+        self.isPlaceholder = isPlaceholder
         self.id = id
         self.teamID = teamID
         self.handle = handle

@@ -12,17 +12,46 @@ enum Output {
 
     /// Prints one line of results.
     static func line(_ text: String) {
-        print(text)
+        print(terminalText(text, isTTY: stdoutIsTTY))
     }
 
     /// Prints a line to stderr.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileHandle.standardError.write(Data((terminalText(text, isTTY: stderrIsTTY) + "\n").utf8))
     }
 
-    /// Writes to stderr without a newline (progress bars).
+    /// Writes to stderr without a newline (progress bars, which start with `\r`).
     static func errorRaw(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.write(Data(terminalText(text, isTTY: stderrIsTTY, keepingReturn: true).utf8))
+    }
+
+    /// The sequences this tool writes itself (bold, dim, highlight, reset, clear to end of line): style only,
+    /// nothing that moves the cursor, clears the screen, sets the title or the clipboard.
+    private static let ownSequences: [[Unicode.Scalar]] = ["[0m", "[1m", "[2m", "[1;33m", "[K"].map {
+        Array($0.unicodeScalars)
+    }
+
+    /// `text` as the terminal receives it. On a terminal, control characters from the data (ESC, BEL, `\r`, C1
+    /// codes…) are shown as visible symbols (U+241B for ESC) instead of acting on the terminal; newline and tab
+    /// stay, and so do the style sequences this tool writes (`ownSequences`). Piped output keeps the bytes as
+    /// they are, for scripts.
+    static func terminalText(_ text: String, isTTY: Bool, keepingReturn: Bool = false) -> String {
+        guard isTTY, text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) })
+        else { return text }
+        let scalars = Array(text.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() {
+            switch scalar.value {
+            case 0x1B where ownSequences.contains { scalars[(index + 1)...].starts(with: $0) }: out.append(scalar)
+            case 0x0A, 0x09: out.append(scalar)
+            case 0x0D where keepingReturn: out.append(scalar)
+            case 0x00..<0x20: out.append(Unicode.Scalar(0x2400 + scalar.value) ?? "\u{FFFD}")
+            case 0x7F: out.append("\u{2421}")
+            case 0x80..<0xA0: out.append("\u{FFFD}")
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
     }
 
     /// Prints an Encodable value as one line of JSON.

@@ -177,6 +177,10 @@ final class FaultInjector: RouterMiddleware, Sendable {
         #expect(summary.refused.isEmpty && summary.messagesSkipped == 0)
         #expect(summary.requests == faults.total)
         #expect(try source.stats().messages == target.stats().messages)
+        // Members known only from messages stay placeholders through serve and sync (`is_placeholder`).
+        #expect(try source.stats().placeholderUsers > 0)
+        #expect(try source.stats().placeholderUsers == target.stats().placeholderUsers)
+        #expect(try source.stats().users == target.stats().users)
     }
 
     @Test func aSecondSyncFetchesNothingAgain() async throws {

@@ -356,3 +356,53 @@ import Testing
         #expect(try Archive(path: upgraded.path, access: .readOnly).access == .readOnly)
     }
 }
+
+extension ReliabilityTests {
+    /// One member nested 100,000 deep (past `JSONDecoder`'s depth limit) is skipped and reported; the other 45 of
+    /// `users.json` import.
+    @Test func oneDeeplyNestedUserRecordCostsOnlyItself() throws {
+        var users = (1...45).map { #"{"id": "U\#($0)", "name": "user\#($0)"}"# }
+        users.insert(
+            #"{"id": "U99", "profile": "# + String(repeating: "[", count: 100_000)
+                + String(repeating: "]", count: 100_000) + "}", at: 7)
+        let export = try TestSupport.writeExport([
+            "users.json": "[" + users.joined(separator: ",") + "]",
+            "channels.json": #"[{"id": "C1", "name": "general"}]"#,
+            "general/2024-01-02.json": #"[{"ts": "1704200000.000100", "user": "U3", "text": "hi"}]"#,
+        ])
+        let archive = try TestSupport.makeArchive()
+        let summary = try Importer(archive: archive).importExport(at: export.path)
+        #expect(summary.usersAdded == 45)
+        #expect(summary.messagesAdded == 1)
+        let skipped = try #require(summary.skippedFiles.first)
+        #expect(summary.skippedFiles.count == 1)
+        #expect(skipped.path.hasSuffix("users.json"))
+        #expect(skipped.reason.hasPrefix("1 of 46 records could not be read"), "\(skipped.reason)")
+        #expect(skipped.reason.contains("record 8"), "\(skipped.reason)")
+    }
+}
+
+extension ReliabilityTests {
+    /// On a terminal, ESC sequences from message text and channel names are shown (U+241B), not obeyed; piped
+    /// output keeps the bytes for scripts. The terminal is a pseudo-terminal from util-linux `script`.
+    @Test func terminalEscapesInDataAreShownNotObeyed() throws {
+        let export = try TestSupport.writeExport([
+            "users.json": #"[{"id": "U1", "name": "ann"}]"#,
+            "channels.json": #"[{"id": "C1", "name": "general"}]"#,
+            "general/2024-01-02.json": #"[{"ts": "1704200000.000100", "user": "U1", "text": "x \u001b]0;pwned\u0007 \u001b[2J red"}]"#,
+        ])
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("tty.sqlite").path
+        #expect(try CLITests.run(["--db", db, "import", export.path, "--quiet"]).status == 0)
+        let piped = try CLITests.run(["--db", db, "history", "#general"])
+        #expect(piped.stdout.contains("\u{1B}[2J"))
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        guard FileManager.default.isExecutableFile(atPath: script.path), let binary = CLITests.binary else { return }
+        for command in ["history '#general'", "search red"] {
+            let run = try CLITests.run(
+                executable: script, ["-qec", "\(binary.path) --db \(db) \(command)", "/dev/null"])
+            #expect(run.status == 0, "\(command): \(run.stdout)")
+            #expect(run.stdout.contains("\u{241B}]0;pwned\u{2407} \u{241B}[2J"), "\(command): \(run.stdout)")
+            #expect(!run.stdout.contains("\u{1B}[2J") && !run.stdout.contains("\u{1B}]0"), "\(command)")
+        }
+    }
+}

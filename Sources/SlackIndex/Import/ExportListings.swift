@@ -10,17 +10,18 @@ struct ExportListings {
         ("channels.json", .channel), ("groups.json", .private), ("dms.json", .dm), ("mpims.json", .mpim),
     ]
 
-    /// Reads the listings of `source`; a listing that cannot be read is reported in `summary` and counts as empty.
+    /// Reads the listings of `source`; a listing that cannot be read is reported in `summary` and counts as empty,
+    /// and a record that cannot be read (wrong shape, nested too deep for `JSONDecoder`) is skipped and reported
+    /// while the listing's other records are kept.
     init(source: any ExportSource, path: String, summary: inout ImportSummary) {
         func read<T: Decodable>(_ name: String, as type: T.Type) -> [T] {
             do {
                 guard let data = try source.listing(name) else { return [] }
-                return try JSONDecoder().decode([Lossy<T>].self, from: data).compactMap(\.value)
+                return Self.records(of: T.self, in: data, file: "\(path)/\(name)", summary: &summary)
             } catch let error as ImportError {
                 summary.skippedFiles.append(.init(path: "\(path)/\(name)", reason: error.description))
             } catch {
-                summary.skippedFiles.append(
-                    .init(path: "\(path)/\(name)", reason: "it is not a JSON array (\(Importer.describe(error)))"))
+                summary.skippedFiles.append(.init(path: "\(path)/\(name)", reason: "\(error)"))
             }
             return []
         }
@@ -28,6 +29,41 @@ struct ExportListings {
         for (file, kind) in Self.conversationListings {
             conversations += read(file, as: ConversationRecord.self).map { ($0, kind) }
         }
+    }
+
+    /// The records of a listing, decoded one element at a time (`JSONSlicer` finds the elements without
+    /// recursion, so one record nested 100,000 deep costs only itself); what cannot be read is reported.
+    static func records<T: Decodable>(
+        of type: T.Type, in data: Data, file: String, summary: inout ImportSummary
+    ) -> [T] {
+        let sliced = data.withUnsafeBytes { JSONSlicer($0) }
+        guard sliced.isArray, sliced.isComplete else {
+            summary.skippedFiles.append(.init(path: file, reason: "it is not a complete JSON array"))
+            return []
+        }
+        let decoder = JSONDecoder()
+        var records: [T] = []
+        records.reserveCapacity(sliced.elements.count)
+        var failures: [(index: Int, reason: String)] = []
+        for (index, range) in sliced.elements.enumerated() {
+            // Newer exports write an empty listing as `[""]`: no record, nothing lost.
+            if sliced.bytes[range].elementsEqual(#""""#.utf8) || sliced.bytes[range].elementsEqual("null".utf8) {
+                continue
+            }
+            do {
+                records.append(try decoder.decode(T.self, from: Data(sliced.bytes[range])))
+            } catch {
+                failures.append((index + 1, Importer.describe(error)))
+            }
+        }
+        if let first = failures.first {
+            summary.skippedFiles.append(
+                .init(
+                    path: file,
+                    reason: "\(failures.count) of \(sliced.elements.count) records could not be read and were "
+                        + "skipped (record \(first.index): \(first.reason)); the other records were imported"))
+        }
+        return records
     }
 
     /// The workspace: the team most users belong to (`local` when the export names none).
@@ -60,7 +96,7 @@ extension UserRecord {
     var input: UserInput {
         UserInput(
             id: id, teamID: teamID, handle: name ?? id, realName: realName, displayName: displayName, isBot: isBot,
-            isDeleted: deleted, timeZone: timeZone)
+            isDeleted: deleted, timeZone: timeZone, isPlaceholder: isPlaceholder)
     }
 }
 

@@ -10,9 +10,11 @@ struct UserRecord: Decodable, Sendable {
     var deleted: Bool
     var isBot: Bool
     var timeZone: String?
+    /// `is_placeholder`: slackindex's extension in what `serve` answers, for a member only known from messages.
+    var isPlaceholder: Bool
 
     private enum CodingKeys: String, CodingKey {
-        case id, team_id, name, real_name, deleted, is_bot, tz, profile
+        case id, team_id, name, real_name, deleted, is_bot, tz, profile, is_placeholder
     }
     private enum ProfileKeys: String, CodingKey {
         case real_name, display_name
@@ -30,6 +32,7 @@ struct UserRecord: Decodable, Sendable {
         deleted = c.lenientBool(.deleted) ?? false
         isBot = c.lenientBool(.is_bot) ?? false
         timeZone = c.lenientString(.tz)
+        isPlaceholder = c.lenientBool(.is_placeholder) ?? false
         if let profile = try? c.nestedContainer(keyedBy: ProfileKeys.self, forKey: .profile) {
             displayName = profile.lenientString(.display_name)
             if realName?.isEmpty ?? true { realName = profile.lenientString(.real_name) }
