@@ -57,6 +57,7 @@ let package = Package(
             dependencies: [
                 "SlackIndex",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -9,7 +9,8 @@ extension SlackAPI {
     /// `timestamp` with `sort_dir` `desc`/`asc`; `highlight=true` gives the engine's snippet with matches in
     /// U+E000 … U+E001 as `text`. `from:me` is the token's user and dates are days in that user's time zone.
     /// Names that match no one (or a conversation the token cannot see) give no results, not an error.
-    /// - Complexity: that of `SearchEngine.search` for `page × count` results, plus an exact count of matches.
+    /// - Complexity: ranking `page × count` candidates (at most 10,000), reading `count` messages, plus an exact
+    ///   count of matches.
     /// Over 60 lines: Slack's answer shape (`messages.matches`, `paging`, `pagination`, `total`) is built in one
     /// place so that it can be read against Slack's documentation field by field.
     func searchMessages(_ request: APIRequest) throws -> [(String, JSONValue)] {
@@ -24,7 +25,9 @@ extension SlackAPI {
         let me = try archive.archivedUser(id: request.token.userID)
         var options = SearchOptions()
         options.sort = byTime ? (ascending ? .oldest : .newest) : .relevance
-        options.limit = page * count
+        // Only the requested page is read and snippeted; the pages before it are ranked, not built.
+        options.limit = count
+        options.offset = (page - 1) * count
         options.candidateWindow = max(options.candidateWindow, page * count)
         options.me = request.token.userID
         options.timeZone = me?.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
@@ -40,8 +43,8 @@ extension SlackAPI {
         } catch is SearchError {
             // Unknown or ambiguous names: no results (an ambiguity would name conversations the token may not see).
         }
-        let pageHits = Array(hits.dropFirst((page - 1) * count).prefix(count))
-        total = max(total, hits.count)
+        let pageHits = Array(hits.prefix(count))
+        if !hits.isEmpty { total = max(total, options.offset + hits.count) }
 
         let team = try archive.workspace()?.teamID
         let users = try archive.archivedUsers(ids: Set(pageHits.compactMap(\.message.userID)))

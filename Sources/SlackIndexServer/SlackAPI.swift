@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import SlackIndex
+import Synchronization
 
 /// What the API server needs besides the archive.
 public struct SlackAPIConfiguration: Sendable {
@@ -10,6 +11,18 @@ public struct SlackAPIConfiguration: Sendable {
     public var now: (@Sendable () -> Duration)?
     /// Largest request body read (POST forms and JSON), in bytes.
     public var maxBodyBytes: Int
+    /// `search.messages` calls one token may have running at once; more answer `ratelimited` (HTTP 429), so one
+    /// client's deep searches cannot take every search thread.
+    public var searchesPerToken = 2
+    /// Threads that run searches, apart from the threads of the cheap reads (history, replies, lists): a read
+    /// never queues behind searches.
+    public var searchThreads = 2
+    /// Searches waiting or running at once, all tokens together; more answer `ratelimited`.
+    public var searchQueue = 16
+    /// A connection that sends no complete request for this long (idle, or a request trickled in) is closed.
+    public var idleTimeout: Duration = .seconds(15)
+    /// Connections open at once; more wait in the listen backlog until one closes.
+    public var maxConnections = 256
 
     public init(rateLimit: RateLimit = .standard, now: (@Sendable () -> Duration)? = nil, maxBodyBytes: Int = 1 << 20) {
         self.rateLimit = rateLimit
@@ -46,6 +59,10 @@ public final class SlackAPI: Sendable {
     public let configuration: SlackAPIConfiguration
     let limiter: RateLimiter
     let engine: SearchEngine
+    /// The search threads (`SlackAPIConfiguration.searchThreads`).
+    let searchPool: NIOThreadPool
+    /// Searches in flight per presented token.
+    let searches = Mutex<[String: Int]>([:])
 
     /// The methods served.
     public static let methods: Set<String> = [
@@ -57,11 +74,17 @@ public final class SlackAPI: Sendable {
         self.archive = archive
         self.configuration = configuration
         engine = SearchEngine(archive: archive)
+        searchPool = NIOThreadPool(numberOfThreads: max(1, configuration.searchThreads))
+        searchPool.start()
         if let now = configuration.now {
             limiter = RateLimiter(limit: configuration.rateLimit, now: now)
         } else {
             limiter = RateLimiter(limit: configuration.rateLimit)
         }
+    }
+
+    deinit {
+        searchPool.shutdownGracefully { _ in }
     }
 
     /// Runs one method call.
@@ -85,6 +108,7 @@ public final class SlackAPI: Sendable {
             return SlackAPI.success([("args", args)])
         }
         guard let presented else { return SlackAPI.failure("not_authed") }
+        if method == "search.messages" { return await search(parameters: parameters, presented: presented) }
         // The archive's reads block (SQLite): run them on NIO's thread pool, not the cooperative pool that the
         // server's own tasks (parsing, rate limits, other requests) need.
         do {
@@ -94,6 +118,35 @@ public final class SlackAPI: Sendable {
         } catch {
             return SlackAPI.failure("internal_error")
         }
+    }
+
+    /// `search.messages` on the search threads, at most `searchesPerToken` at once per token and `searchQueue` in
+    /// all; past either, Slack's `ratelimited` with `Retry-After: 1`.
+    private func search(parameters: [String: String], presented: String) async -> SlackAPIResponse {
+        let admitted = searches.withLock { inFlight in
+            guard inFlight[presented, default: 0] < configuration.searchesPerToken,
+                inFlight.values.reduce(0, +) < configuration.searchQueue
+            else { return false }
+            inFlight[presented, default: 0] += 1
+            return true
+        }
+        guard admitted else {
+            return SlackAPIResponse(
+                status: 429, retryAfter: 1, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
+        }
+        let answer: SlackAPIResponse
+        do {
+            answer = try await searchPool.runIfActive {
+                self.answer("search.messages", parameters: parameters, presented: presented)
+            }
+        } catch {
+            answer = SlackAPI.failure("internal_error")
+        }
+        searches.withLock { inFlight in
+            inFlight[presented, default: 1] -= 1
+            if inFlight[presented] == 0 { inFlight[presented] = nil }
+        }
+        return answer
     }
 
     /// The method's answer, from the archive (blocking).

@@ -7,6 +7,7 @@
 /// (`Archive.createToken`), stored only as SHA-256 hashes.
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 import SlackIndex
 
@@ -86,9 +87,17 @@ public enum SlackAPIServer {
     ) -> Application<RouterResponder<BasicRequestContext>> {
         let api = SlackAPI(archive: archive, configuration: configuration)
         let router = buildRouter(api: api, middleware: middleware)
+        let timeout = configuration.idleTimeout.components
         return Application(
             router: router,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "slackindex"),
+            // The idle timeout runs from when the connection opens (or its last answer) until a request's head is
+            // complete, so it also closes connections that trickle a request in byte by byte.
+            server: .http1(
+                configuration: .init(
+                    idleTimeout: .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000))),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "slackindex",
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) })
     }
 

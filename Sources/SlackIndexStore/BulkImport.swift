@@ -25,6 +25,21 @@ package struct BatchWriteResult: Sendable {
     package var checkpointSeconds: Double = 0
 }
 
+/// A bulk import stopped by a failed write (the disk full, an I/O error): what had been committed before it, which
+/// stays in the archive, and why.
+package struct BulkImportFailure: Error {
+    /// What the committed transactions wrote (the open transaction was rolled back).
+    package var committed: WriteCounts
+    /// The archive's path.
+    package var path: String
+    /// The disk holding the archive is full (SQLITE_FULL).
+    package var isDiskFull: Bool
+    /// Bytes free on that disk for this user, when known.
+    package var freeBytes: Int64?
+    /// SQLite's words.
+    package var reason: String
+}
+
 /// What an export import starts from: the workspace and the conversations the listings created.
 package struct ExportListingsResult: Sendable {
     package var usersAdded = 0
@@ -100,6 +115,11 @@ extension Archive {
             do {
                 try body(&session)
                 try session.commitIfOpen()
+            } catch let error as DatabaseError {
+                session.rollbackIfOpen()
+                throw BulkImportFailure(
+                    committed: session.committed, path: path, isDiskFull: error.resultCode == .SQLITE_FULL,
+                    freeBytes: Archive.freeBytes(besides: path), reason: error.message ?? "\(error.resultCode)")
             } catch {
                 session.rollbackIfOpen()
                 throw error
@@ -122,6 +142,25 @@ extension Archive {
     }
 }
 
+extension Archive {
+    /// Bytes free for this user on the file system holding `path`, or nil when it cannot be asked.
+    static func freeBytes(besides path: String) -> Int64? {
+        var info = statvfs()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard statvfs(folder, &info) == 0 else { return nil }
+        let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
+        return overflow ? Int64.max : bytes
+    }
+
+    /// Test support: caps the writer connection's database size at `pages` pages, so that writes past it fail as
+    /// on a full disk (SQLITE_FULL). `nil` lifts the cap.
+    package func limitSizeForTesting(pages: Int?) throws {
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA max_page_count = \(pages ?? 1_073_741_823)")
+        }
+    }
+}
+
 /// The writer side of a bulk import, valid only inside `Archive.bulkImport`'s body.
 ///
 /// Not `Sendable`: it holds the writer connection of the closure it was made in.
@@ -134,6 +173,9 @@ package struct BulkImportSession {
     private let checkpointPages: Int32 = 16_000
     private var inTransaction = false
     private var pending = 0
+    /// What the open transaction wrote, and what committed ones did.
+    private var uncommitted = WriteCounts()
+    fileprivate private(set) var committed = WriteCounts()
     fileprivate var replyCounts = ReplyCountCheck()
     fileprivate var domain: String?
 
@@ -172,6 +214,7 @@ package struct BulkImportSession {
             }
         }
         result.indexSeconds = writer.indexSeconds
+        uncommitted.add(result.counts)
         for deletion in batch.deletions {
             try Archive.delete(conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
         }
@@ -185,6 +228,8 @@ package struct BulkImportSession {
         try db.commit()
         inTransaction = false
         pending = 0
+        committed.add(uncommitted)
+        uncommitted = WriteCounts()
         // The WAL starts over at the next transaction when every frame has been copied: wait for that once it is
         // long; otherwise let the checkpoint thread copy in the background. Without a checkpoint thread (its
         // connection could not open), the writer copies.
@@ -203,6 +248,8 @@ package struct BulkImportSession {
         guard inTransaction else { return }
         try db.commit()
         inTransaction = false
+        committed.add(uncommitted)
+        uncommitted = WriteCounts()
     }
 
     fileprivate mutating func rollbackIfOpen() {

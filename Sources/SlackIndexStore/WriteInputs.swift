@@ -100,6 +100,14 @@ package struct WriteCounts: Sendable, Equatable {
 
     package init() {}
 
+    /// Adds another write's counts.
+    mutating func add(_ other: WriteCounts) {
+        added += other.added
+        updated += other.updated
+        unchanged += other.unchanged
+        placeholders += other.placeholders
+    }
+
     mutating func count(_ outcome: UpsertOutcome) {
         switch outcome {
         case .added: added += 1

@@ -14,7 +14,8 @@ struct ImportCommand: ParsableCommand {
             search and history.
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be
-            imported.
+            imported or the import stopped (a full disk: what was committed stays, and running the same
+            import again adds the rest).
 
             Examples:
               slackindex import export.zip
@@ -56,6 +57,10 @@ struct ImportCommand: ParsableCommand {
             for file in summary.skippedFiles { Output.error("Error: \(file.reason)") }
         } else {
             printSummary(summary, database: archive.path)
+        }
+        if let stopped = summary.stopped {
+            if !json { Output.error("Error: the import stopped: \(stopped)") }
+            throw ExitCode(1)
         }
         if nothingImported { throw ExitCode(1) }
         if summary.hasSkips { throw ExitCode(2) }

@@ -406,3 +406,53 @@ extension ReliabilityTests {
         }
     }
 }
+
+extension ReliabilityTests {
+    /// A 3 MB message: stored and served whole, indexed and snippeted only in its first 256 KiB.
+    @Test func aHugeMessageIsStoredWholeButIndexedInPart() throws {
+        let filler = String(repeating: "lorem ipsum dolor ", count: 3_000_000 / 18)
+        let text = "needle " + filler + " haystackend"
+        let day = try JSONSerialization.data(withJSONObject: [["ts": "1704200000.000100", "user": "U1", "text": text]])
+        let export = try TestSupport.minimalExport(days: ["2024-01-01": "[]"])
+        try day.write(to: export.appendingPathComponent("general/2024-01-02.json"))
+        let archive = try TestSupport.makeArchive()
+        #expect(try Importer(archive: archive).importExport(at: export.path).messagesAdded == 1)
+        let hits = try SearchEngine(archive: archive).search("needle").hits
+        #expect(hits.count == 1)
+        #expect(hits.first.map { $0.snippet.utf8.count < 1_000 } == true)
+        #expect(hits.first?.message.text.utf8.count == text.utf8.count)
+        #expect(try SearchEngine(archive: archive).search("haystackend").hits.isEmpty)
+        let page = try Timeline(archive: archive).history(try archive.conversation(named: "general"), limit: 1)
+        #expect(page.messages.first?.text.utf8.count == text.utf8.count)
+    }
+
+    @Test func indexableTextIsCutAtACharacterBoundary() {
+        let text = String(repeating: "é", count: 10)  // 2 bytes each
+        #expect(MessagePreparer.indexable(text, limit: 5) == "éé")
+        #expect(MessagePreparer.indexable(text, limit: 20) == text)
+        #expect(MessagePreparer.indexable("👩‍💻abc", limit: 5).unicodeScalars.count == 1)
+    }
+}
+
+extension ReliabilityTests {
+    /// A full disk (SQLite's size cap, which fails writes as a full disk does) stops the import with the archive's
+    /// path and what was committed; the counts are what is in the archive, and importing again adds the rest.
+    @Test func aFullDiskStopsTheImportWithWhatWasCommitted() throws {
+        let archive = try TestSupport.makeArchive()
+        let pagesBefore = archive.fileSize / 16_384
+        try archive.limitSizeForTesting(pages: Int(pagesBefore) + 60)
+        let importer = Importer(archive: archive, batchSize: 100, commitMessages: 200)
+        let summary = try importer.importExport(at: TestSupport.sampleFolder)
+        let stopped = try #require(summary.stopped)
+        #expect(stopped.contains("the disk holding the archive \(archive.path) is full"), "\(stopped)")
+        #expect(stopped.contains("stay in the archive"))
+        let stored = try archive.stats().messages
+        #expect(summary.messagesAdded == stored)
+        #expect(stored > 0 && stored < 3_000)
+        try archive.limitSizeForTesting(pages: nil)
+        let again = try importer.importExport(at: TestSupport.sampleFolder)
+        #expect(again.stopped == nil)
+        #expect(again.messagesAdded == 3_000 - stored)
+        #expect(try archive.stats().messages == 3_000)
+    }
+}

@@ -26,6 +26,9 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var skippedFiles: [SkippedFile] = []
     /// Files inside conversation folders that are not day files (canvases, notes): listed, not imported.
     public var ignoredFiles: [String] = []
+    /// Why the import stopped before its end (a full disk, a failed write), what stays and what to do; nil when it
+    /// ran to the end. The counts are then what was committed.
+    public var stopped: String?
     /// Notes for the user (e.g. a folder no listing mentions, imported as a channel).
     public var notes: [String] = []
     public var dayFiles = 0
@@ -72,6 +75,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         skippedFiles += other.skippedFiles
         ignoredFiles += other.ignoredFiles
         notes += other.notes
+        stopped = stopped ?? other.stopped
         dayFiles += other.dayFiles
         bytes += other.bytes
         seconds += other.seconds
@@ -95,6 +99,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         case skippedFiles = "skipped_files"
         case ignoredFiles = "ignored_files"
         case notes
+        case stopped
         case dayFiles = "day_files"
         case bytes
         case seconds

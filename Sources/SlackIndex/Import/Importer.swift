@@ -112,9 +112,28 @@ public final class Importer: Sendable {
         thread.start()
         var bytesDone: Int64 = 0
         var filesDone = 0
-        var writeError: (any Error)?
+        let sizeBefore = archive.fileSize
         // On a write error the queue is drained so the reader can finish; the store rolls back the open
-        // transaction when the error is rethrown.
+        // transaction when the error is rethrown, and reports what the committed ones wrote.
+        do {
+            try importBatches(from: queue, listings: listings, started: started, summary: &summary, progress: progress,
+                bytesTotal: totalBytes, filesTotal: files.count, bytesDone: &bytesDone, filesDone: &filesDone)
+        } catch let failure as BulkImportFailure {
+            Importer.record(
+                failure, in: &summary, bytesDone: bytesDone, bytesTotal: totalBytes,
+                growth: archive.fileSize - sizeBefore)
+        }
+        summary.dayFiles = files.count
+        summary.bytes = totalBytes
+    }
+
+    /// Hands the reader's batches to the store's bulk-import session, reporting progress.
+    private func importBatches(
+        from queue: BoundedQueue<ReaderBatch>, listings: ExportListingsResult, started: Date,
+        summary: inout ImportSummary, progress: ProgressHandler?, bytesTotal totalBytes: Int64, filesTotal: Int,
+        bytesDone: inout Int64, filesDone: inout Int
+    ) throws {
+        var writeError: (any Error)?
         try archive.bulkImport(listings, commitMessages: commitMessages) { session in
             while let batch = queue.pop() {
                 if writeError != nil { continue }
@@ -130,12 +149,50 @@ public final class Importer: Sendable {
                 progress?(
                     ImportProgress(
                         bytesDone: bytesDone, bytesTotal: totalBytes, messagesDone: summary.messagesRead,
-                        filesDone: filesDone, filesTotal: files.count, elapsed: Date().timeIntervalSince(started)))
+                        filesDone: filesDone, filesTotal: filesTotal, elapsed: Date().timeIntervalSince(started)))
             }
             if let writeError { throw writeError }
         }
-        summary.dayFiles = files.count
-        summary.bytes = totalBytes
+    }
+
+    /// `21,314`: a count with thousands separators, as the CLI prints counts.
+    static func grouped(_ count: Int) -> String {
+        let digits = String(count.magnitude)
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return count < 0 ? "-" + out : out
+    }
+
+    /// Records in `summary` that a failed write stopped the import: counts become what was committed (and stays
+    /// in the archive), and `stopped` says why, with the archive's path, the space free and about how much more
+    /// the rest needs (the archive's growth per export byte so far, times the bytes not yet imported).
+    static func record(
+        _ failure: BulkImportFailure, in summary: inout ImportSummary, bytesDone: Int64, bytesTotal: Int64,
+        growth: Int64
+    ) {
+        summary.messagesAdded = failure.committed.added
+        summary.messagesUpdated = failure.committed.updated
+        summary.messagesUnchanged = failure.committed.unchanged
+        summary.placeholderUsers = failure.committed.placeholders
+        let committed = Importer.grouped(failure.committed.added + failure.committed.updated)
+        func megabytes(_ bytes: Int64) -> String { "\((bytes + 999_999) / 1_000_000) MB" }
+        let free = failure.freeBytes.map { " (\(megabytes($0)) free)" } ?? ""
+        var text =
+            failure.isDiskFull
+            ? "the disk holding the archive \(failure.path) is full\(free)"
+            : "writing to the archive \(failure.path) failed (\(failure.reason))"
+        text += ". \(committed) messages were committed before that and stay in the archive"
+        if failure.isDiskFull, bytesDone > 0, growth > 0, bytesTotal > bytesDone {
+            let perByte = Double(growth) / Double(bytesDone)
+            let needed = Int64(perByte * Double(bytesTotal - bytesDone) * 1.2)
+            text += "; the rest needs about \(megabytes(needed)) more"
+        }
+        text += ". Free some space (or use --db on another disk), then run the same import again: it adds only "
+            + "what is missing."
+        summary.stopped = text
     }
 
     /// Writes one reader batch through the session and adds what happened to the summary.

@@ -84,6 +84,7 @@ struct MessagePreparer {
             }
             if domain == nil, let permalink = file.permalink { domain = Self.slackDomain(permalink) }
         }
+        searchText = Self.indexable(searchText)
         if !record.files.isEmpty { flags.insert(.hasFile) }
         if !record.reactions.isEmpty { flags.insert(.hasReaction) }
         if record.isPinned { flags.insert(.pinned) }
@@ -130,6 +131,20 @@ struct MessagePreparer {
                 flags: flags.rawValue, text: record.text, searchText: searchText,
                 searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions.map { PreparedReaction(name: $0.name, count: $0.count, users: $0.users) },
                 files: record.files.map(\.prepared)))
+    }
+
+    /// The most text indexed and snippeted per message: 256 KiB, some 40,000 words. A message can be far longer
+    /// (a pasted log of 50 MB); the whole text stays stored and served, but indexing and snippeting all of it made
+    /// every search that hit it take seconds and hundreds of MB.
+    static let maximumIndexedBytes = 256 << 10
+
+    /// `text` cut to `maximumIndexedBytes` at a character boundary.
+    static func indexable(_ text: String, limit: Int = maximumIndexedBytes) -> String {
+        guard text.utf8.count > limit else { return text }
+        for cut in stride(from: limit, through: max(0, limit - 4), by: -1) {
+            if let prefix = String(text.utf8.prefix(cut)) { return prefix }
+        }
+        return String(decoding: text.utf8.prefix(limit), as: UTF8.self)
     }
 
     /// `acme` from `https://acme.slack.com/…`.

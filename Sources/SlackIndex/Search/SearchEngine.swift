@@ -23,6 +23,14 @@ public enum SearchSort: String, Sendable, CaseIterable {
 public struct SearchOptions: Sendable {
     public var sort: SearchSort = .relevance
     public var limit = 20
+    /// Hits ranked before the ones returned (a later page): ordered, but neither read nor snippeted.
+    public var offset = 0
+
+    /// `offset + limit`: how many hits are ranked (saturating, never negative).
+    var ranked: Int {
+        let (sum, overflow) = max(0, limit).addingReportingOverflow(max(0, offset))
+        return overflow ? Int.max : sum
+    }
     /// The user's time zone: dates in `before:`/`on:`/… are days there.
     public var timeZone: TimeZone = .current
     /// Who `me` is (`from:me`): a user id or handle.
@@ -111,25 +119,26 @@ public struct SearchEngine: Sendable {
                 throw SearchError.nothingToSearch(text)
             }
             let messages = try archive.filterOnly(
-                resolved, newestFirst: options.sort != .oldest, limit: max(0, options.limit))
-            let hits = messages.map { SearchHit(message: $0, snippet: $0.plainText, score: 0) }
+                resolved, newestFirst: options.sort != .oldest, limit: options.ranked)
+            let hits = messages.dropFirst(max(0, options.offset)).map { SearchHit(message: $0, snippet: $0.plainText, score: 0) }
             return SearchResults(hits: hits, notes: notes, windowed: false)
         }
         let snippets = SnippetBuilder(terms: query.terms)
-        func hits(_ ids: [(Int64, Double)]) throws -> [SearchHit] {
-            try archive.messages(ids: ids).map { message, score in
+        func hits(_ ranked: [(Int64, Double)]) throws -> [SearchHit] {
+            let ids = Array(ranked.dropFirst(max(0, options.offset)))
+            return try archive.messages(ids: ids).map { message, score in
                 SearchHit(message: message, snippet: snippets.snippet(message.plainText), score: score)
             }
         }
         switch options.sort {
         case .newest, .oldest:
             let candidates = try archive.searchCandidates(
-                resolved, newestFirst: options.sort == .newest, limit: max(0, options.limit))
+                resolved, newestFirst: options.sort == .newest, limit: options.ranked)
             return SearchResults(hits: try hits(candidates.map { ($0.sortKey, $0.bm25) }), notes: notes, windowed: false)
         case .relevance:
             // Filters make the index walk read each candidate's row: a smaller window keeps that bounded.
-            let window = max(
-                options.limit, resolved.hasRowFilters ? options.candidateWindow / 4 : options.candidateWindow)
+            let wanted = options.ranked
+            let window = max(wanted, resolved.hasRowFilters ? options.candidateWindow / 4 : options.candidateWindow)
             let candidates = try archive.searchCandidates(resolved, newestFirst: true, limit: window)
             let windowed = candidates.count >= window
             if windowed {
@@ -137,7 +146,7 @@ public struct SearchEngine: Sendable {
                     "More than \(window) messages match; ranked the newest \(window) by relevance "
                         + "(add words or filters, or sort by date).")
             }
-            let ranked = SearchEngine.rank(candidates).prefix(max(0, options.limit))
+            let ranked = SearchEngine.rank(candidates).prefix(wanted)
             return SearchResults(hits: try hits(ranked.map { ($0.sortKey, $0.score) }), notes: notes, windowed: windowed)
         }
     }

@@ -40,6 +40,8 @@ struct SnippetBuilder {
     ///
     /// - Complexity: O(n) in the text's length.
     func snippet(_ text: String, width: Int = 24) -> String {
+        // Only the indexed part can hold the match (older archives indexed whole texts).
+        let text = MessagePreparer.indexable(text)
         let ranges = SnippetBuilder.tokens(in: text)
         guard !ranges.isEmpty else { return text }
         let folded = ranges.map { SnippetBuilder.fold(String(text[$0])) }

@@ -1,0 +1,108 @@
+import Foundation
+import NIOPosix
+import Synchronization
+import Testing
+
+@testable import SlackIndexServer
+@_spi(Benchmarks) @testable import SlackIndex
+
+/// A one-shot gate a blocking thread waits at until a test opens it.
+final class Gate: Sendable {
+    private let condition = Mutex(false)
+
+    func wait() {
+        while !condition.withLock({ $0 }) { usleep(1_000) }
+    }
+
+    func open() { condition.withLock { $0 = true } }
+}
+
+/// `serve` under one greedy client: searches are capped per token and run on their own threads, so cheap reads
+/// keep answering; idle and trickling connections are closed.
+@Suite struct ServeLimitsTests {
+    @Test func searchesAreCappedPerTokenAndCheapReadsDoNotQueueBehindThem() async throws {
+        let archive = try TestSupport.sampleArchive()
+        var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1)))
+        configuration.searchesPerToken = 1
+        configuration.searchThreads = 1
+        let api = SlackAPI(archive: archive, configuration: configuration)
+        let greedy = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
+        let other = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
+        // Hold the one search thread, so that every search stays in flight until released.
+        let gate = Gate()
+        let holder = Task { try await api.searchPool.runIfActive { gate.wait() } }
+        let deep = ["query": "the", "page": "100", "count": "100"]
+        let first = Task { await api.call("search.messages", parameters: deep, bearer: greedy) }
+        // Wait until the first search is admitted (counted in flight).
+        while api.searches.withLock({ $0[greedy] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let refused = await api.call("search.messages", parameters: deep, bearer: greedy)
+        #expect(refused.status == 429 && refused.retryAfter == 1 && refused.error == "ratelimited")
+        // Another token is admitted; cheap reads answer while both searches wait for the thread.
+        let second = Task { await api.call("search.messages", parameters: ["query": "the"], bearer: other) }
+        let channel = try APIFixture.conversationID(folder: "general")
+        let started = ContinuousClock.now
+        let history = await api.call("conversations.history", parameters: ["channel": channel], bearer: greedy)
+        #expect(history.ok, "\(history.body)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        gate.open()
+        try await holder.value
+        let answered = await first.value
+        #expect(answered.ok, "\(answered.body)")
+        #expect(await second.value.ok)
+        #expect(api.searches.withLock { $0.isEmpty })
+    }
+
+    /// Page 100 of 100 reads and snippets only its own 100 messages, and is the same page as a shallow search
+    /// that ranks everything.
+    @Test func aDeepPageIsTheSameAsTheTailOfAShallowSearch() throws {
+        let archive = try TestSupport.sampleArchive()
+        let engine = SearchEngine(archive: archive)
+        for sort in [SearchSort.newest, .oldest, .relevance] {
+            var all = SearchOptions()
+            all.sort = sort
+            all.limit = 60
+            let whole = try engine.search("the", options: all).hits.map(\.message.sortKey)
+            var paged = all
+            paged.limit = 20
+            paged.offset = 40
+            let tail = try engine.search("the", options: paged).hits.map(\.message.sortKey)
+            #expect(whole.count == 60)
+            #expect(tail == Array(whole.suffix(20)), "\(sort)")
+        }
+    }
+
+    /// A connection that opens and sends half a request head is closed after the idle timeout.
+    @Test func trickledAndIdleConnectionsAreClosed() async throws {
+        let archive = try TestSupport.sampleArchive()
+        var configuration = SlackAPIConfiguration()
+        configuration.idleTimeout = .seconds(1)
+        let server = try await SlackAPIServer.start(archive: archive, configuration: configuration)
+        defer { Task { await server.stop() } }
+        let script = """
+            import socket, sys, time
+            port = int(sys.argv[1])
+            idle = socket.create_connection(("127.0.0.1", port))
+            partial = socket.create_connection(("127.0.0.1", port))
+            start = time.time()
+            for piece in [b"GET /api/api.te", b"st HTTP/1.1\\r\\nHo"]:
+                partial.send(piece)
+                time.sleep(0.4)
+            for s in (idle, partial):
+                s.settimeout(10)
+                assert s.recv(100) == b"", "the server answered instead of closing"
+            print("%.1f" % (time.time() - start))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, String(server.port)]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        process.waitUntilExit()
+        let seconds = Double(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(process.terminationStatus == 0)
+        #expect(seconds >= 0.8 && seconds < 5, "closed after \(seconds) s")
+        await server.stop()
+    }
+}
