@@ -71,6 +71,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The seeded mutation fuzzer over the parsers (`FuzzTarget`): `slackindex-fuzz TARGET SECONDS [SEED]`.
+        .executableTarget(
+            name: "slackindex-fuzz",
+            dependencies: ["SlackIndex"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SlackIndexTests",
             // Depends on the executable so `swift test` builds it for the CLI tests.

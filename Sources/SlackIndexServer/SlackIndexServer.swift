@@ -92,9 +92,13 @@ public enum SlackAPIServer {
             router: router,
             // The idle timeout runs from when the connection opens (or its last answer) until a request's head is
             // complete, so it also closes connections that trickle a request in byte by byte.
+            // A request head (URL and headers) may take 256 KiB, not NIO's 80 KiB default: a long search query or
+            // cursor in a GET URL then gets Slack's JSON answer rather than an empty 400 from the HTTP decoder.
             server: .http1(
                 configuration: .init(
-                    idleTimeout: .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000))),
+                    idleTimeout: .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000),
+                    httpDecoderConfiguration: .init(
+                        maxHeaderFieldSize: SlackAPIServer.maxRequestHead, maxHeaderListSize: SlackAPIServer.maxRequestHead))),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "slackindex",
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
@@ -132,6 +136,9 @@ public enum SlackAPIServer {
         let urlHost = host.contains(":") ? "[\(host)]" : host
         return RunningSlackAPIServer(port: bound, baseURL: "http://\(urlHost):\(bound)/api/", task: task)
     }
+
+    /// The largest request head (request line and headers) read, in bytes.
+    static let maxRequestHead = 256 << 10
 
     /// True for addresses only this machine can reach (`127.x`, `::1`, `localhost`).
     public static func isLoopback(_ host: String) -> Bool {

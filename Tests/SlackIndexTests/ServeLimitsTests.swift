@@ -106,3 +106,39 @@ final class Gate: Sendable {
         await server.stop()
     }
 }
+
+extension ServeLimitsTests {
+    /// A 100 KB GET URL (a long query, a long cursor) gets Slack's JSON, not an empty 400.
+    @Test func longURLsGetSlackShapedAnswers() async throws {
+        let archive = try TestSupport.sampleArchive()
+        let token = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
+        let server = try await SlackAPIServer.start(archive: archive)
+        defer { Task { await server.stop() } }
+        let channel = try APIFixture.conversationID(folder: "general")
+        let script = """
+            import json, sys, urllib.request, urllib.error
+            base, token, channel = sys.argv[1:4]
+            for path in ["search.messages?query=" + "a" * 100000,
+                         "conversations.history?channel=" + channel + "&cursor=" + "b" * 100000]:
+                request = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token})
+                try:
+                    body = urllib.request.urlopen(request, timeout=30).read()
+                except urllib.error.HTTPError as e:
+                    body = e.read()
+                answer = json.loads(body)
+                print(answer["ok"], answer.get("error"))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, server.baseURL, token, channel]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        process.waitUntilExit()
+        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n")
+        #expect(process.terminationStatus == 0)
+        #expect(lines == ["True None", "False invalid_cursor"])
+        await server.stop()
+    }
+}

@@ -299,7 +299,7 @@ extension Importer {
 
 extension ReactionEvent {
     /// A `reaction_added` / `reaction_removed` event: `{"type", "user", "reaction", "item": {"ts"}}`.
-    fileprivate init?(json bytes: ArraySlice<UInt8>) {
+    init?(json bytes: ArraySlice<UInt8>) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
             let type = object["type"] as? String, let user = object["user"] as? String,
             let name = object["reaction"] as? String, let item = object["item"] as? [String: Any],
