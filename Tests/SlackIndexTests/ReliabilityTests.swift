@@ -324,6 +324,22 @@ import Testing
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             #expect(!run.stdout.isEmpty, "\(arguments)")
         }
+        // serve --read-only starts on it and answers.
+        if getuid() == 0, let binary = CLITests.binary {
+            let (process, out, _) = try CLITests.launch(
+                executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+                ["--reuid=65534", "--regid=65534", "--clear-groups", binary.path, "--db", db, "serve", "--read-only",
+                    "--listen", "127.0.0.1:0"])
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line += chunk
+            }
+            process.terminate()
+            process.waitUntilExit()
+            #expect(String(decoding: line, as: UTF8.self).hasPrefix("Serving \(db) at http://127.0.0.1:"))
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
         // Writing is refused with the path, and still leaves nothing behind.
         guard let write = try Self.runUnprivileged(["--db", db, "import", TestSupport.sampleFolder, "--quiet"])

@@ -17,6 +17,32 @@ final class Gate: Sendable {
     func open() { condition.withLock { $0 = true } }
 }
 
+/// Runs a Python script and waits for it without blocking a thread of the cooperative pool: the server under test
+/// runs on that pool too, and two tests blocked in `waitUntilExit()` on a 2-core machine starve it.
+func runPython(_ script: String, _ arguments: [String]) async throws -> (status: Int32, stdout: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script] + arguments
+    let out = Pipe()
+    process.standardOutput = out
+    let collected = Mutex(Data())
+    out.fileHandleForReading.readabilityHandler = { handle in
+        let chunk = handle.availableData
+        collected.withLock { $0.append(chunk) }
+    }
+    try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+        process.terminationHandler = { _ in done.resume() }
+        do { try process.run() } catch {
+            process.terminationHandler = nil
+            done.resume(throwing: error)
+        }
+    }
+    out.fileHandleForReading.readabilityHandler = nil
+    let rest = out.fileHandleForReading.readDataToEndOfFile()
+    let text = collected.withLock { String(decoding: $0 + rest, as: UTF8.self) }
+    return (process.terminationStatus, text)
+}
+
 /// `serve` under one greedy client: searches are capped per token and run on their own threads, so cheap reads
 /// keep answering; idle and trickling connections are closed.
 @Suite struct ServeLimitsTests {
@@ -92,22 +118,43 @@ final class Gate: Sendable {
                 assert s.recv(100) == b"", "the server answered instead of closing"
             print("%.1f" % (time.time() - start))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, String(server.port)]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        process.waitUntilExit()
-        let seconds = Double(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-        #expect(process.terminationStatus == 0)
+        let run = try await runPython(script, [String(server.port)])
+        let seconds = Double(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(run.status == 0)
         #expect(seconds >= 0.8 && seconds < 5, "closed after \(seconds) s")
         await server.stop()
     }
 }
 
 extension ServeLimitsTests {
+    /// With room for one connection, a second client is served only once the first (idle) one is closed.
+    @Test func connectionsPastTheCapWaitForOneToClose() async throws {
+        let archive = try TestSupport.sampleArchive()
+        var configuration = SlackAPIConfiguration()
+        configuration.idleTimeout = .seconds(1)
+        configuration.maxConnections = 1
+        let server = try await SlackAPIServer.start(archive: archive, configuration: configuration)
+        defer { Task { await server.stop() } }
+        let script = """
+            import socket, sys, time
+            port = int(sys.argv[1])
+            hog = socket.create_connection(("127.0.0.1", port))
+            time.sleep(0.2)
+            start = time.time()
+            client = socket.create_connection(("127.0.0.1", port))
+            client.send(b"GET /api/api.test HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+            client.settimeout(10)
+            answer = client.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            print("%.1f" % (time.time() - start))
+            """
+        let run = try await runPython(script, [String(server.port)])
+        let seconds = Double(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(run.status == 0)
+        #expect(seconds >= 0.6 && seconds < 5, "answered after \(seconds) s")
+        await server.stop()
+    }
+
     /// A 100 KB GET URL (a long query, a long cursor) gets Slack's JSON, not an empty 400.
     @Test func longURLsGetSlackShapedAnswers() async throws {
         let archive = try TestSupport.sampleArchive()
@@ -128,16 +175,9 @@ extension ServeLimitsTests {
                 answer = json.loads(body)
                 print(answer["ok"], answer.get("error"))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, server.baseURL, token, channel]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        process.waitUntilExit()
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n")
-        #expect(process.terminationStatus == 0)
+        let run = try await runPython(script, [server.baseURL, token, channel])
+        let lines = run.stdout.split(separator: "\n")
+        #expect(run.status == 0)
         #expect(lines == ["True None", "False invalid_cursor"])
         await server.stop()
     }
