@@ -23,7 +23,14 @@ let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).append
 var corpus: [[UInt8]] = []
 for folder in ["corpus", "regressions"] {
     let directory = root.appendingPathComponent(folder).appendingPathComponent(target.rawValue)
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
+    // A missing folder is an empty corpus (regressions/TARGET appears with the first crash); one that exists
+    // but cannot be listed stops the run rather than fuzzing without its seeds.
+    guard FileManager.default.fileExists(atPath: directory.path) else { continue }
+    let names: [String]
+    do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
+        FileHandle.standardError.write(Data("cannot list \(directory.path): \(error.localizedDescription)\n".utf8))
+        exit(66)
+    }
     for name in names.sorted() where !name.hasPrefix(".") {
         guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {
             FileHandle.standardError.write(Data("cannot read \(name) in \(directory.path)\n".utf8))

@@ -5,7 +5,7 @@ import Foundation
 /// inputs, truncation, deep nesting). Deterministic for a seed, so a failure reproduces; not coverage-guided (the
 /// corpus and the edits carry the structure).
 ///
-/// The `slackindex-fuzz` executable runs it for minutes per target; `FuzzSmokeTests` for seconds in `swift test`.
+/// The `slackindex-fuzz` executable runs it for minutes per target; `FuzzTests` for seconds in `swift test`.
 package struct FuzzLoop {
     /// What a run did.
     package struct Report: Sendable {
