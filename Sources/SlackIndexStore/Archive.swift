@@ -144,7 +144,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case noArchive(path: String)
     /// A read-only command found an archive that a newer slackindex must migrate first.
     case needsUpgrade(path: String)
-    case conversationNotFound(String)
+    /// No conversation has that id or name; `closest` are the nearest names there are (for "did you mean").
+    case conversationNotFound(String, closest: [String] = [])
     case ambiguousConversation(String, candidates: [String])
     case invalidArgument(String)
 
@@ -159,8 +160,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             "The archive at \(path) was written by an older slackindex and needs an upgrade, which a read-only "
                 + "command does not do. Run a command that writes to it once (slackindex import or sync), where "
                 + "the file and its folder are writable."
-        case .conversationNotFound(let name):
-            "No conversation called '\(name)' in the archive; names are channel names (with or without #) or ids."
+        case .conversationNotFound(let name, let closest):
+            "No conversation called '\(name)' in the archive"
+                + (closest.isEmpty ? "" : "; did you mean \(closest.joined(separator: ", "))?")
+                + (closest.isEmpty ? "; names are channel names (with or without #) or ids." : "")
         case .ambiguousConversation(let name, let candidates):
             "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
         case .invalidArgument(let message):

@@ -25,7 +25,9 @@ extension Archive {
                 db, sql: sql + " WHERE c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE", arguments: [name, name])
         }
         if rows.count == 1 { return conversation(rows[0]) }
-        if rows.isEmpty { throw StoreError.conversationNotFound(reference) }
+        if rows.isEmpty {
+            throw StoreError.conversationNotFound(reference, closest: try closestConversationNames(to: name, in: db))
+        }
         throw StoreError.ambiguousConversation(
             reference, candidates: rows.map { "\(conversation($0).displayName) (\($0["slack_id"] as String))" })
     }
@@ -46,7 +48,89 @@ extension Archive {
         }
     }
 
+    /// How a conversation is shown (`#name` for channels), from its kind and name alone.
+    private static func conversation(kind: String, name: String) -> String {
+        Conversation(rowID: 0, id: "", kind: ConversationKind(rawValue: kind) ?? .channel, name: name).displayName
+    }
+
+    /// The names of the conversations closest to `name` (which matched none), for "did you mean" hints.
+    /// - Complexity: O(conversations).
+    package func closestConversationNames(to name: String) throws -> [String] {
+        try pool.read { db in try Archive.closestConversationNames(to: name, in: db) }
+    }
+
+    private static func closestConversationNames(to name: String, in db: Database) throws -> [String] {
+        let names = try Row.fetchAll(db, sql: "SELECT c.kind, c.name FROM conversation c").map {
+            conversation(kind: $0["kind"], name: $0["name"])
+        }
+        return ClosestNames.closest(to: name, among: names)
+    }
+
+    /// `@handle` of the users closest to `name` (which matched none) by handle, display name or real name.
+    /// - Complexity: O(users).
+    package func closestUserHandles(to name: String) throws -> [String] {
+        try pool.read { db in
+            var handleOf: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT handle, display_name, real_name FROM user WHERE is_placeholder = 0") {
+                let handle: String = row["handle"]
+                for label in [row["handle"], row["display_name"], row["real_name"]] as [String?] {
+                    if let label, !label.isEmpty, handleOf[label] == nil { handleOf[label] = handle }
+                }
+            }
+            var handles: [String] = []
+            for label in ClosestNames.closest(to: name, among: handleOf.keys.sorted(), limit: 6) {
+                if let handle = handleOf[label], !handles.contains("@" + handle) { handles.append("@" + handle) }
+            }
+            return Array(handles.prefix(3))
+        }
+    }
+
     static func conversation(_ row: Row) -> Conversation {
         ConversationColumns.conversation(row)
+    }
+}
+
+/// One line of `slackindex conversations`: a conversation with its message count, time span and sync state.
+package struct ConversationSummary: Sendable {
+    package var conversation: Conversation
+    /// Messages not deleted, replies included.
+    package var messages: Int
+    /// The oldest and newest message's time, seconds since 1970; nil without messages.
+    package var firstSeconds: Int64?
+    package var lastSeconds: Int64?
+    /// Where `sync` found the history complete (the newest ts a finished run reached); nil if never synced.
+    package var syncedTS: String?
+    /// A `sync` stopped in this conversation's history and resumes there.
+    package var syncInterrupted: Bool
+}
+
+extension Archive {
+    /// Every conversation with its counts: channels, private channels, group DMs, DMs, each by name.
+    /// - Complexity: O(messages) (one pass over each conversation's rows to count those not deleted).
+    package func conversationSummaries() throws -> [ConversationSummary] {
+        try pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(ConversationColumns.list),
+                        (SELECT count(*) FROM message m WHERE m.conversation_id = c.id AND m.is_deleted = 0)
+                            AS message_count,
+                        (SELECT min(ts_key) FROM message m WHERE m.conversation_id = c.id) AS first_key,
+                        (SELECT max(ts_key) FROM message m WHERE m.conversation_id = c.id) AS last_key,
+                        s.synced_ts, r.conversation_id IS NOT NULL AS interrupted
+                    FROM conversation c
+                    LEFT JOIN sync_state s ON s.conversation_id = c.id
+                    LEFT JOIN sync_run r ON r.conversation_id = c.id
+                    ORDER BY CASE c.kind WHEN 'channel' THEN 0 WHEN 'private' THEN 1 WHEN 'mpim' THEN 2 ELSE 3 END,
+                        c.name
+                    """
+            ).map { row in
+                ConversationSummary(
+                    conversation: Archive.conversation(row), messages: row["message_count"],
+                    firstSeconds: (row["first_key"] as Int64?).map { $0 / 1_000_000 },
+                    lastSeconds: (row["last_key"] as Int64?).map { $0 / 1_000_000 }, syncedTS: row["synced_ts"],
+                    syncInterrupted: row["interrupted"])
+            }
+        }
     }
 }

@@ -4,6 +4,8 @@ import SlackIndex
 /// CLI says which flag, variable or command does it.
 struct CommandError: Error, CustomStringConvertible {
     var description: String
+    /// The exit status: 1 for most errors; 2 when there is no archive to read.
+    var status: Int32 = 1
 
     /// `error` with what to do about it on the command line, or `error` itself when there is nothing to add.
     static func explained(_ error: any Error) -> any Error {
@@ -12,10 +14,18 @@ struct CommandError: Error, CustomStringConvertible {
             CommandError(
                 description: "Could not open the archive at \(path): \(reason). Check the path (--db or "
                     + "SLACKINDEX_DB) and that you may read it (and write it and its folder, for import, sync and token).")
-        case StoreError.conversationNotFound(let name):
+        case StoreError.conversationNotFound(let name, let closest), SearchError.unknownConversation(let name, let closest):
             CommandError(
-                description: "No conversation called '\(name)' in the archive. `slackindex stats --json` lists what "
-                    + "is there; names are channel names (with or without #) or ids.")
+                description: "No conversation called '\(name)' in the archive"
+                    + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
+                    + " `slackindex conversations` lists them all (names with or without #, or ids).")
+        case SearchError.unknownUser(let name, let closest):
+            CommandError(
+                description: "No user called '\(name)' in the archive"
+                    + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
+                    + " `slackindex token users` lists them all (handles, names or ids).")
+        case StoreError.noArchive:
+            CommandError(description: "\(error)", status: 2)
         case SearchError.meUnknown:
             CommandError(
                 description: "'me' needs to know who you are: pass --me HANDLE, set SLACKINDEX_ME, or put "

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SlackIndex
 
 /// Options every command accepts, before or after the subcommand's name.
@@ -17,5 +18,12 @@ struct GlobalOptions: ParsableArguments {
     /// read-only file, folder or mount works).
     func openArchive(_ access: Archive.Access = .readWrite) throws -> Archive {
         try Archive(path: databasePath, access: access)
+    }
+
+    /// Opens an archive that must already exist, read-write: for commands that write to what an import made
+    /// (`serve`, `token`) and must not leave an empty archive behind when pointed at the wrong path.
+    func openExistingArchive() throws -> Archive {
+        guard FileManager.default.fileExists(atPath: databasePath) else { throw StoreError.noArchive(path: databasePath) }
+        return try openArchive()
     }
 }

@@ -40,9 +40,10 @@ struct HistoryCommand: ParsableCommand {
         commandName: "history",
         abstract: "Show a page of a conversation: top-level messages and thread broadcasts, oldest to newest.",
         discussion: """
-            Without a position it shows the newest page. Positions are a Slack ts, a date (YYYY-MM-DD), a date
-            and time (2024-05-01T14:30), a permalink, or CONVERSATION/TS as search hits print them. Each page
-            ends with cursors for the previous (older) and next (newer) page: pass one to --cursor.
+            Without a position it shows the newest page. Positions are a Slack ts, a permalink,
+            CONVERSATION/TS as search hits print them, or a date: 2024-05-01, 2024-05-01T14:30, yesterday,
+            monday, may, "last week", "3 days ago" (the start of what it names, in --tz). Each page ends with
+            cursors for the previous (older) and next (newer) page: pass one to --cursor.
 
             Examples:
               slackindex history '#general'
@@ -84,8 +85,8 @@ struct HistoryCommand: ParsableCommand {
         for (flag, value) in [("--before", before), ("--after", after), ("--around", around)] {
             if let value, TimelinePoint.parse(value, timeZone: page.timeZone) == nil {
                 throw ValidationError(
-                    "\(flag) takes a ts (1714000000.000100), a date (2024-05-01), a date and time (2024-05-01T14:30) "
-                        + "or a permalink; '\(value)' is none of these.")
+                    "\(flag) '\(value)' is not a point in time. It takes a ts (1714000000.000100), a permalink, "
+                        + DateExpression.acceptedForms + ".")
             }
         }
     }

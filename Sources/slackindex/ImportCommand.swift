@@ -42,21 +42,44 @@ struct ImportCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        let path = global.databasePath
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let isFirstImport = !FileManager.default.fileExists(atPath: path)
+        let hadFolder = FileManager.default.fileExists(atPath: folder)
+        // The archive is closed when `importAll` returns, so a failed first import can take its files away.
+        let summary = try importAll()
+        let nothingImported =
+            summary.sources.isEmpty
+            || summary.messagesRead == 0
+                && summary.conversationsAdded + summary.conversationsUpdated + summary.conversationsUnchanged == 0
+        if nothingImported && isFirstImport {
+            // Nothing worth keeping: leave no empty archive for read commands to find.
+            for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+                try FileManager.default.removeItem(atPath: file)
+            }
+            if !hadFolder, try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty {
+                try FileManager.default.removeItem(atPath: folder)
+            }
+        }
+        try report(summary, database: path, nothingImported: nothingImported)
+    }
+
+    private func importAll() throws -> ImportSummary {
         let archive = try global.openArchive()
         let importer = Importer(archive: archive)
         let reporter = ProgressReporter(enabled: !quiet)
         let summary = importer.importPaths(paths, conversation: conversation) { progress in reporter.update(progress) }
         reporter.finish()
-        let nothingImported =
-            summary.sources.isEmpty
-            || summary.messagesRead == 0
-                && summary.conversationsAdded + summary.conversationsUpdated + summary.conversationsUnchanged == 0
+        return summary
+    }
+
+    private func report(_ summary: ImportSummary, database: String, nothingImported: Bool) throws {
         if json {
             Output.json(summary)
         } else if nothingImported {
             for file in summary.skippedFiles { Output.error("Error: \(file.reason)") }
         } else {
-            printSummary(summary, database: archive.path)
+            printSummary(summary, database: database)
         }
         if let stopped = summary.stopped {
             if !json { Output.error("Error: the import stopped: \(stopped)") }

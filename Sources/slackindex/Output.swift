@@ -118,6 +118,24 @@ enum Output {
         return out
     }
 
+    /// Prints rows as aligned columns (two spaces apart), the header dimmed; `rightAligned` are column indexes
+    /// (numbers). Widths count characters, so names in any script line up as long as they are not double-width.
+    static func table(header: [String], rows: [[String]], rightAligned: Set<Int> = []) {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
+        }
+        func format(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let pad = String(repeating: " ", count: max(0, widths[index] - cell.count))
+                if index == cells.count - 1 && !rightAligned.contains(index) { return cell }
+                return rightAligned.contains(index) ? pad + cell : cell + pad
+            }.joined(separator: "  ")
+        }
+        line(dim(format(header)))
+        for row in rows { line(format(row)) }
+    }
+
     /// One line of text without newlines, cut to `width` characters.
     static func oneLine(_ text: String, width: Int) -> String {
         let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ")

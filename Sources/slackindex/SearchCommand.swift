@@ -8,9 +8,9 @@ struct SearchCommand: AsyncParsableCommand {
         abstract: "Search the archive with Slack's query syntax.",
         discussion: """
             Words, "exact phrases", -excluded words, prefix* and Slack's modifiers: in:#channel, in:@user
-            (a DM), from:@user, to:@user, with:@user, before:/after:/on:YYYY-MM-DD, during:2024-05 (or a
-            year, or a month name), has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread,
-            and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches.
+            (a DM), from:@user, to:@user, with:@user, before:/after:/on:/during: with a date (2024-05-01,
+            2024-05, 2024, may, today, yesterday, monday, "last week", "last month", "3 days ago"),
+            has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread, and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches.
             Anything the parser cannot use is searched as words, and stderr says so.
 
             With --remote URL (or "remote" in the config file) the query also runs on a Slack-compatible
@@ -101,6 +101,12 @@ struct SearchCommand: AsyncParsableCommand {
         if let tz, TimeZone(identifier: tz) == nil {
             throw ValidationError("--tz '\(tz)' is not a time zone; use a name such as Europe/Paris or UTC.")
         }
+        let today = Day.today(in: tz.flatMap(TimeZone.init(identifier:)) ?? .current)
+        for (flag, value) in [("--after", after), ("--before", before)] {
+            if let value, DateExpression.parse(value, today: today) == nil {
+                throw ValidationError("\(flag) '\(value)' is not a date. Dates are \(DateExpression.acceptedForms).")
+            }
+        }
         if query.isEmpty && inConversation.isEmpty && from.isEmpty && after == nil && before == nil && has.isEmpty {
             throw ValidationError("Give a query, e.g. slackindex search deploy, or a filter flag such as --in general.")
         }
@@ -142,6 +148,11 @@ struct SearchCommand: AsyncParsableCommand {
         let config = try Config.load()
         options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? config.me
         let parsed = parsedQuery(engine, options: options)
+        if let unread = parsed.unreadDates.first {
+            // Slack searches a date it cannot read as words; here that would quietly match nothing.
+            throw CommandError(
+                description: "'\(unread)' does not hold a date. Dates are \(DateExpression.acceptedForms).", status: 64)
+        }
         let text = query.joined(separator: " ")
         if count {
             let (total, notes) = try engine.count(parsed, text: text, options: options)

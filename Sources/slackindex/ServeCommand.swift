@@ -63,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let (host, port) = Self.address(listen), let limit = RateLimit(parsing: rateLimit) else { return }
-        let archive = try global.openArchive(readOnly ? .readOnly : .readWrite)
+        let archive = try readOnly ? global.openArchive(.readOnly) : global.openExistingArchive()
         if !SlackAPIServer.isLoopback(host) {
             Output.error(
                 "warning: listening on \(host), which other machines may reach: anyone with a token can read "

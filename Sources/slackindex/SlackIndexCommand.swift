@@ -17,7 +17,8 @@ struct SlackIndexCommand: AsyncParsableCommand {
               slackindex serve --listen 127.0.0.1:8080
             """,
         subcommands: [
-            ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self, StatsCommand.self,
+            ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
+            ConversationsCommand.self, StatsCommand.self,
             BenchCommand.self, TokenCommand.self, ServeCommand.self,
         ]
     )
@@ -37,7 +38,12 @@ enum Main {
                 try command.run()
             }
         } catch {
-            SlackIndexCommand.exit(withError: CommandError.explained(error))
+            let explained = CommandError.explained(error)
+            if let failure = explained as? CommandError, failure.status != 1 {
+                Output.error("Error: \(failure.description)")
+                SlackIndexCommand.exit(withError: ExitCode(failure.status))
+            }
+            SlackIndexCommand.exit(withError: explained)
         }
     }
 }

@@ -41,7 +41,7 @@ struct TokenCommand: ParsableCommand {
         var label: String?
 
         func run() throws {
-            let archive = try global.openArchive()
+            let archive = try global.openExistingArchive()
             let (token, _) = try archive.createToken(userID: user, isAdmin: admin, label: label)
             Output.line(token)
         }
@@ -56,7 +56,7 @@ struct TokenCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            let tokens = try global.openArchive().tokens()
+            let tokens = try global.openArchive(.readOnly).tokens()
             for token in tokens {
                 if json {
                     Output.json(token)
@@ -80,7 +80,7 @@ struct TokenCommand: ParsableCommand {
         var id: Int64
 
         func run() throws {
-            try global.openArchive().revokeToken(id: id)
+            try global.openExistingArchive().revokeToken(id: id)
         }
     }
 
@@ -90,7 +90,7 @@ struct TokenCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            let archive = try global.openArchive()
+            let archive = try global.openArchive(.readOnly)
             var after: String?
             while true {
                 let page = try archive.usersPage(after: after, limit: 500)

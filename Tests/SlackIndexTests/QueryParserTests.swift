@@ -34,6 +34,16 @@ private func row(
     QueryParseCase(input: input, expected: SearchQuery(terms: terms, filters: filters, notes: notes))
 }
 
+/// A date modifier whose value is no date: searched as words, with a note, and listed in `unreadDates`.
+private func unreadDate(_ input: String, _ terms: [Term]) -> QueryParseCase {
+    let name = String(input.prefix { $0 != ":" })
+    var expected = SearchQuery(
+        terms: terms,
+        notes: ["\(name): needs a date like 2024-05-01, today, monday, may, 2024-05 or \"last week\"; \"\(input)\" searched as words"])
+    expected.unreadDates = [input]
+    return QueryParseCase(input: input, expected: expected)
+}
+
 private let parseCases: [QueryParseCase] = [
     // Plain terms.
     row(""),
@@ -112,12 +122,9 @@ private let parseCases: [QueryParseCase] = [
     row("before:\"2024-05-01\"", [], [.before(day(2024, 5, 1))]),
     row("before:today", [], [.before(day(2024, 6, 15))]),
     row("After:Yesterday", [], [.after(day(2024, 6, 14))]),
-    row("on:2023-02-29", [word("on:2023-02-29")],
-        notes: ["on: needs a date like 2024-05-01; \"on:2023-02-29\" searched as words"]),
-    row("before:soon", [word("before:soon")],
-        notes: ["before: needs a date like 2024-05-01; \"before:soon\" searched as words"]),
-    row("before:\"next week\"", [phrase("next week")],
-        notes: ["before: needs a date like 2024-05-01; \"before:\"next week\"\" searched as words"]),
+    unreadDate("on:2023-02-29", [word("on:2023-02-29")]),
+    unreadDate("before:soon", [word("before:soon")]),
+    unreadDate("before:\"next week\"", [phrase("next week")]),
     row("during:2024-05", [], [.during(month(2024, 5))]),
     row("during:2024", [], [.during(DayRange.year(2024) ?? month(2024, 1))]),
     row("during:january", [], [.during(month(2024, 1))]),
@@ -126,9 +133,7 @@ private let parseCases: [QueryParseCase] = [
     row("during:sept", [], [.during(month(2023, 9))]),
     row("during:2024-05-07", [], [.during(DayRange(single: day(2024, 5, 7)))]),
     row("during:today", [], [.during(DayRange(single: day(2024, 6, 15)))]),
-    row("during:2024-13", [word("during:2024-13")],
-        notes: ["during: needs a month like 2024-05 or may, a year like 2024, or a date; "
-            + "\"during:2024-13\" searched as words"]),
+    unreadDate("during:2024-13", [word("during:2024-13")]),
     // has:, is:
     row("has:link", [], [.has(.link)]),
     row("has:file", [], [.has(.file)]),
@@ -175,13 +180,9 @@ private let parseCases: [QueryParseCase] = [
     row("-on:2024-01-01", [word("on:2024-01-01", negated: true)],
         notes: ["\"-on:\" can't be negated; \"-on:2024-01-01\" searched as words"]),
     row("https://example.com", [word("https://example.com")]),
-    row("before:2024-05-01T10", [word("before:2024-05-01T10")],
-        notes: ["before: needs a date like 2024-05-01; \"before:2024-05-01T10\" searched as words"]),
-    row("on:24-05-01", [word("on:24-05-01")],
-        notes: ["on: needs a date like 2024-05-01; \"on:24-05-01\" searched as words"]),
-    row("during:2024-02-30", [word("during:2024-02-30")],
-        notes: ["during: needs a month like 2024-05 or may, a year like 2024, or a date; "
-            + "\"during:2024-02-30\" searched as words"]),
+    unreadDate("before:2024-05-01T10", [word("before:2024-05-01T10")]),
+    unreadDate("on:24-05-01", [word("on:24-05-01")]),
+    unreadDate("during:2024-02-30", [word("during:2024-02-30")]),
     row("in:#general hello in:#random", [word("hello")],
         [.inConversation(.name("general"), negated: false), .inConversation(.name("random"), negated: false)]),
     row("\u{FF02}fullwidth quotes\u{FF02}", [phrase("fullwidth quotes")]),

@@ -348,14 +348,6 @@ import Testing
         #expect(write.stderr.contains(db), "\(write.stderr)")
     }
 
-    @Test func readCommandsDoNotCreateAnArchive() throws {
-        let db = TestSupport.temporaryDirectory().appendingPathComponent("missing/archive.sqlite").path
-        let run = try CLITests.run(["--db", db, "search", "anything"])
-        #expect(run.status == 1)
-        #expect(run.stderr.contains("There is no archive at \(db)"), "\(run.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: db))
-    }
-
     @Test func readOnlyOpenRefusesAnArchiveThatNeedsAMigration() throws {
         let archive = try TestSupport.makeArchive()
         // An index built by another tokenizer version needs a rebuild (a write): python3's sqlite3 marks it so.

@@ -44,6 +44,7 @@ private struct Parser {
     private var terms: [SearchQuery.Term] = []
     private var filters: [SearchQuery.Filter] = []
     private var notes: [String] = []
+    private var unreadDates: [String] = []
     private var seenNotes: Set<String> = []
     private var omittedNotes = 0
     private var sawParentheses = false
@@ -86,7 +87,9 @@ private struct Parser {
         if omittedNotes > 0 {
             notes.append("\(omittedNotes) more notes left out")
         }
-        return SearchQuery(terms: terms, filters: filters, notes: notes)
+        var query = SearchQuery(terms: terms, filters: filters, notes: notes)
+        query.unreadDates = unreadDates
+        return query
     }
 
     /// Parses one token starting at the non-separator `start`; returns the index just past it.
@@ -198,6 +201,7 @@ private struct Parser {
                 note("\"-\(name):\" can't be negated; \"\(raw)\" searched as words")
             }
         case .bad(let message):
+            if ["before", "after", "on", "during"].contains(name) { unreadDates.append(raw) }
             note("\(message); \"\(raw)\" searched as words")
         case .unknown:
             if !value.hasPrefix("//") {  // URLs like https://… are ordinary words
@@ -235,20 +239,17 @@ private struct Parser {
             case "to": return .filter(.to(user))
             default: return .filter(.with(user))
             }
-        case "before", "after", "on":
-            guard let day = day(value) else {
-                return .bad("\(name): needs a date like 2024-05-01")
+        case "before", "after", "on", "during":
+            // The same dates as everywhere else (DateExpression); a time of day counts as its day.
+            guard let range = DateExpression.parse(value, today: today)?.dayRange else {
+                return .bad("\(name): needs a date like 2024-05-01, today, monday, may, 2024-05 or \"last week\"")
             }
             switch name {
-            case "before": return .filter(.before(day))
-            case "after": return .filter(.after(day))
-            default: return .filter(.on(day))
+            case "before": return .filter(.before(range.first))
+            case "after": return .filter(.after(range.last))
+            case "on" where range.first == range.last: return .filter(.on(range.first))
+            default: return .filter(.during(range))
             }
-        case "during":
-            guard let range = dayRange(value) else {
-                return .bad("during: needs a month like 2024-05 or may, a year like 2024, or a date")
-            }
-            return .filter(.during(range))
         case "has":
             guard let kind = Parser.hasKind(value) else {
                 return .bad("has: needs link, file, reaction, pin or an emoji like :tada:")
@@ -302,52 +303,6 @@ private struct Parser {
         if !quoted, !explicitHandle, Parser.isSlackID(text, firstLetters: "UW") { return .id(text) }
         return .handle(text)
     }
-
-    /// `YYYY-MM-DD`, `today` or `yesterday`.
-    private func day(_ value: String) -> Day? {
-        switch value.lowercased() {
-        case "today": return today
-        case "yesterday": return today.adding(days: -1)
-        default:
-            let parts = Parser.numericParts(value)
-            guard parts.count == 3, parts[0].digits == 4, parts[1].digits <= 2, parts[2].digits <= 2 else {
-                return nil
-            }
-            return Day(year: parts[0].value, month: parts[1].value, day: parts[2].value)
-        }
-    }
-
-    /// `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, a month name, `today` or `yesterday`.
-    private func dayRange(_ value: String) -> DayRange? {
-        let lowered = value.lowercased()
-        if let month = Parser.monthNames[lowered] {
-            let year = month <= today.month ? today.year : today.year - 1
-            return DayRange.month(month, of: year)
-        }
-        if let day = day(value) {
-            return DayRange(single: day)
-        }
-        let parts = Parser.numericParts(value)
-        switch parts.count {
-        case 1 where parts[0].digits == 4:
-            return DayRange.year(parts[0].value)
-        case 2 where parts[0].digits == 4 && parts[1].digits <= 2:
-            return DayRange.month(parts[1].value, of: parts[0].value)
-        default:
-            return nil
-        }
-    }
-
-    private static let monthNames: [String: Int] = {
-        let names = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-                     "october", "november", "december"]
-        var table: [String: Int] = ["sept": 9]
-        for (offset, name) in names.enumerated() {
-            table[name] = offset + 1
-            table[String(name.prefix(3))] = offset + 1
-        }
-        return table
-    }()
 
     /// `link`, `file`, `reaction`, `pin` (and plurals) or `:emoji_name:`.
     private static func hasKind(_ value: String) -> SearchQuery.HasKind? {
@@ -513,17 +468,5 @@ private struct Parser {
         let id = inner.prefix { $0 != "|" }
         guard !id.isEmpty, id.count <= 24, id.allSatisfy(isUpperOrDigit) else { return nil }
         return string(id)
-    }
-
-    /// Splits `2024-05-01` into numbers with their digit counts; empty unless every part is 1–4 ASCII digits.
-    private static func numericParts(_ value: String) -> [(value: Int, digits: Int)] {
-        var parts: [(value: Int, digits: Int)] = []
-        for part in value.unicodeScalars.split(separator: "-", omittingEmptySubsequences: false) {
-            guard (1...4).contains(part.count), part.allSatisfy({ ("0"..."9").contains($0) }),
-                  let number = Int(string(part)) else { return [] }
-            parts.append((number, part.count))
-            if parts.count > 3 { return [] }
-        }
-        return parts
     }
 }

@@ -56,21 +56,25 @@ public struct SearchResults: Sendable {
 
 /// Why a search cannot run; `description` is what the user sees.
 public enum SearchError: Error, CustomStringConvertible, Sendable {
-    case unknownUser(String)
+    /// No user has that handle, name or id; `closest` are the nearest handles (for "did you mean").
+    case unknownUser(String, closest: [String] = [])
     case ambiguousUser(String, candidates: [String])
-    case unknownConversation(String)
+    /// No conversation has that name or id; `closest` are the nearest names.
+    case unknownConversation(String, closest: [String] = [])
     case ambiguousConversation(String, candidates: [String])
     case meUnknown
     case nothingToSearch(String)
 
     public var description: String {
         switch self {
-        case .unknownUser(let name):
-            "No user called '\(name)' in the archive (tried handle, display name, real name and id)."
+        case .unknownUser(let name, let closest):
+            "No user called '\(name)' in the archive (tried handle, display name, real name and id)"
+                + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
         case .ambiguousUser(let name, let candidates):
             "'\(name)' matches several users: \(candidates.joined(separator: ", ")). Use one of their handles or ids."
-        case .unknownConversation(let name):
-            "No conversation called '\(name)' in the archive. `slackindex stats` counts what is there."
+        case .unknownConversation(let name, let closest):
+            "No conversation called '\(name)' in the archive"
+                + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
         case .ambiguousConversation(let name, let candidates):
             "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
         case .meUnknown:
@@ -279,7 +283,7 @@ public struct SearchEngine: Sendable {
         case .handle(let name):
             let bare = name.hasPrefix("@") ? String(name.dropFirst()) : name
             let users = try archive.users(matching: bare)
-            if users.isEmpty { throw SearchError.unknownUser(bare) }
+            if users.isEmpty { throw SearchError.unknownUser(bare, closest: try archive.closestUserHandles(to: bare)) }
             if users.count == 1 { return users[0].id }
             // An exact handle wins over display/real-name matches.
             let byHandle = users.filter { $0.handle.lowercased() == bare.lowercased() }
@@ -298,7 +302,9 @@ public struct SearchEngine: Sendable {
         case .id(let id), .name(let id):
             let name = id.hasPrefix("#") ? String(id.dropFirst()) : id
             let found = try archive.conversations(matching: name)
-            if found.isEmpty { throw SearchError.unknownConversation(name) }
+            if found.isEmpty {
+                throw SearchError.unknownConversation(name, closest: try archive.closestConversationNames(to: name))
+            }
             if found.count > 1 {
                 throw SearchError.ambiguousConversation(
                     name, candidates: found.map { "\($0.displayName) (\($0.id))" })

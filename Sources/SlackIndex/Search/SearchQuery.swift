@@ -8,6 +8,10 @@ public struct SearchQuery: Sendable, Equatable {
     public var filters: [Filter]
     /// Human-readable sentences describing input that was ignored or reinterpreted.
     public var notes: [String]
+    /// Date modifiers whose value is not a date ``DateExpression`` reads (`before:03/15/2024`), as typed. They
+    /// are searched as words, as Slack does; the CLI refuses them instead (a wrong date would silently match
+    /// nothing).
+    public var unreadDates: [String] = []
 
     /// Creates a query from its parts.
     public init(terms: [Term] = [], filters: [Filter] = [], notes: [String] = []) {

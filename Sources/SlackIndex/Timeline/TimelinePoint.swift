@@ -1,7 +1,8 @@
 import Foundation
 
-/// A point in time as people write it on the command line: a ts, a date, a date and time, a permalink, or
-/// `CONVERSATION/TS` (as search hits print them).
+/// A point in time as people write it on the command line: a ts, a permalink, `CONVERSATION/TS` (as search hits
+/// print them), or any date ``DateExpression`` reads (a date, a date and time, `yesterday`, `last week`…: the
+/// start of what it names).
 package struct TimelinePoint: Sendable, Equatable {
     /// The conversation the text named (permalinks and `C…/ts`), if any.
     package var conversationID: String?
@@ -10,12 +11,14 @@ package struct TimelinePoint: Sendable, Equatable {
     /// The time, µs since the epoch.
     package var tsKey: Int64
 
-    /// Parses `text`; dates and times without a zone are read in `timeZone`.
+    /// Parses `text`; dates and times are read in `timeZone`, relative ones (`yesterday`) from `now`.
     ///
+    /// A bare number is a ts only when it looks like one (9 to 11 digits before an optional fraction), so `2024`
+    /// is the year, not a second in 1970.
     /// - Complexity: O(n).
-    package static func parse(_ text: String, timeZone: TimeZone) -> TimelinePoint? {
+    package static func parse(_ text: String, timeZone: TimeZone, now: Date = Date()) -> TimelinePoint? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let key = SlackTimestamp.parseKey(trimmed) {
+        if looksLikeTS(trimmed), let key = SlackTimestamp.parseKey(trimmed) {
             return TimelinePoint(conversationID: nil, ts: trimmed, tsKey: key)
         }
         if let range = trimmed.range(of: "/archives/") {
@@ -29,24 +32,24 @@ package struct TimelinePoint: Sendable, Equatable {
             guard let key = SlackTimestamp.parseKey(ts) else { return nil }
             return TimelinePoint(conversationID: String(parts[0]), ts: ts, tsKey: key)
         }
-        if let slash = trimmed.lastIndex(of: "/"), let key = SlackTimestamp.parseKey(String(trimmed[trimmed.index(after: slash)...])) {
+        if let slash = trimmed.lastIndex(of: "/"), case let ts = String(trimmed[trimmed.index(after: slash)...]),
+            looksLikeTS(ts), let key = SlackTimestamp.parseKey(ts)
+        {
             let conversation = String(trimmed[..<slash])
             guard !conversation.isEmpty else { return nil }
-            return TimelinePoint(conversationID: conversation, ts: String(trimmed[trimmed.index(after: slash)...]), tsKey: key)
+            return TimelinePoint(conversationID: conversation, ts: ts, tsKey: key)
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let separators = CharacterSet(charactersIn: "-T: ")
-        let numbers = trimmed.components(separatedBy: separators).filter { !$0.isEmpty }.map { Int($0) }
-        guard numbers.count >= 3, numbers.count <= 6, numbers.allSatisfy({ $0 != nil }) else { return nil }
-        let n = numbers.compactMap { $0 }
-        var components = DateComponents(year: n[0], month: n[1], day: n[2])
-        if n.count > 3 { components.hour = n[3] }
-        if n.count > 4 { components.minute = n[4] }
-        if n.count > 5 { components.second = n[5] }
-        guard (1...12).contains(n[1]), (1...31).contains(n[2]), let date = calendar.date(from: components) else {
-            return nil
+        guard let date = DateExpression.parse(trimmed, today: Day.today(in: timeZone, now: now)) else { return nil }
+        return TimelinePoint(conversationID: nil, ts: nil, tsKey: date.startMicros(in: timeZone))
+    }
+
+    /// 9 to 11 digits, then optionally `.` and up to 6 digits: `1714000000.000100`.
+    static func looksLikeTS(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        let isDigits = { (part: Substring.UTF8View.SubSequence) in
+            part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
-        return TimelinePoint(conversationID: nil, ts: nil, tsKey: Int64(date.timeIntervalSince1970 * 1_000_000))
+        guard let whole = parts.first, (9...11).contains(whole.count), isDigits(whole) else { return false }
+        return parts.count == 1 || ((1...6).contains(parts[1].count) && isDigits(parts[1]))
     }
 }

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import SlackIndex
+
+struct ConversationsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conversations",
+        abstract: "List the archive's conversations: kind, members, messages, first and last date, sync state.",
+        discussion: """
+            The names listed are what history, thread, stats and search's in: take.
+
+            Exit status: 0 when something is listed, 1 when nothing matches.
+
+            Examples:
+              slackindex conversations
+              slackindex ls gen --kind channel
+              slackindex conversations --kind dm --json
+            """,
+        aliases: ["ls"])
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "Only conversations whose name or id contains this (case and accents ignored).")
+    var filter: String?
+
+    @Option(help: "Only this kind: channel, private, dm or mpim.")
+    var kind: [ConversationKind] = []
+
+    @Flag(help: "One JSON object per conversation.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Time zone for dates (default: the system's).", valueName: "zone"))
+    var tz: String?
+
+    func validate() throws {
+        if let tz, TimeZone(identifier: tz) == nil {
+            throw ValidationError("--tz '\(tz)' is not a time zone; use a name such as Europe/Paris or UTC.")
+        }
+    }
+
+    func run() throws {
+        let archive = try global.openArchive(.readOnly)
+        let wanted = filter.map(Self.folded)
+        let rows = try archive.conversationSummaries().filter { row in
+            (kind.isEmpty || kind.contains(row.conversation.kind))
+                && (wanted.map { Self.folded(row.conversation.name).contains($0) || row.conversation.id.lowercased().contains($0) } ?? true)
+        }
+        let zone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
+        if json {
+            for row in rows { Output.json(ConversationJSON(row)) }
+        } else {
+            printTable(rows, timeZone: zone)
+        }
+        if rows.isEmpty {
+            if !json { Output.error("No conversations" + (filter.map { " match '\($0)'" } ?? " in the archive") + ".") }
+            throw ExitCode(1)
+        }
+    }
+
+    private func printTable(_ rows: [ConversationSummary], timeZone: TimeZone) {
+        let day = { (seconds: Int64?) in seconds.map { String(Output.localTime($0, timeZone: timeZone).prefix(10)) } ?? "-" }
+        let table = rows.map { row in
+            [
+                row.conversation.kind.rawValue, row.conversation.displayName, row.conversation.id,
+                Output.count(row.conversation.members.count), Output.count(row.messages), day(row.firstSeconds),
+                day(row.lastSeconds), Self.syncState(row),
+            ]
+        }
+        let header = ["KIND", "CONVERSATION", "ID", "MEMBERS", "MESSAGES", "FIRST", "LAST", "SYNC"]
+        Output.table(header: header, rows: table, rightAligned: [3, 4])
+    }
+
+    static func syncState(_ row: ConversationSummary) -> String {
+        if row.syncInterrupted { return "interrupted (sync resumes)" }
+        guard let synced = row.syncedTS, let key = SlackTimestamp.parseKey(synced) else { return "not synced" }
+        return "synced to " + Output.localTime(key / 1_000_000)
+    }
+
+    static func folded(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            .trimmingCharacters(in: CharacterSet(charactersIn: "#@"))
+    }
+}
+
+extension ConversationKind: ExpressibleByArgument {}
+
+/// A conversation in `conversations --json`.
+struct ConversationJSON: Encodable {
+    var id: String
+    var name: String
+    var kind: String
+    var members: Int
+    var messages: Int
+    var first: String?
+    var last: String?
+    var syncedTS: String?
+    var syncInterrupted: Bool
+    var isArchived: Bool
+
+    init(_ row: ConversationSummary) {
+        id = row.conversation.id
+        name = row.conversation.displayName
+        kind = row.conversation.kind.rawValue
+        members = row.conversation.members.count
+        messages = row.messages
+        first = row.firstSeconds.map(Self.iso)
+        last = row.lastSeconds.map(Self.iso)
+        syncedTS = row.syncedTS
+        syncInterrupted = row.syncInterrupted
+        isArchived = row.conversation.isArchived
+    }
+
+    private static func iso(_ seconds: Int64) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, kind, members, messages, first, last, isArchived = "is_archived"
+        case syncedTS = "synced_ts", syncInterrupted = "sync_interrupted"
+    }
+}

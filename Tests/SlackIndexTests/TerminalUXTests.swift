@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+
+@_spi(Benchmarks) @testable import SlackIndex
+
+/// Dates read the same way everywhere, names that match nothing get the closest ones, `conversations` lists what
+/// there is, and read commands never make an archive (issue 16).
+@Suite struct DateExpressionTests {
+    /// A Tuesday.
+    static let today = Day(year: 2026, month: 11, day: 24)!
+
+    static func days(_ first: String, _ last: String? = nil) -> DateExpression {
+        func day(_ text: String) -> Day {
+            let parts = text.split(separator: "-").map { Int($0)! }
+            return Day(year: parts[0], month: parts[1], day: parts[2])!
+        }
+        return .days(DayRange(first: day(first), last: day(last ?? first))!)
+    }
+
+    @Test(arguments: [
+        ("2024-05-01", days("2024-05-01")),
+        ("2024-5-1", days("2024-05-01")),
+        ("today", days("2026-11-24")),
+        ("Yesterday", days("2026-11-23")),
+        ("monday", days("2026-11-23")),
+        ("tue", days("2026-11-24")),  // today is a Tuesday: the latest one is today
+        ("wednesday", days("2026-11-18")),
+        ("this week", days("2026-11-23", "2026-11-24")),
+        ("last  week", days("2026-11-16", "2026-11-22")),
+        ("last month", days("2026-10-01", "2026-10-31")),
+        ("this month", days("2026-11-01", "2026-11-30")),
+        ("last year", days("2025-01-01", "2025-12-31")),
+        ("january", days("2026-01-01", "2026-01-31")),
+        ("December", days("2025-12-01", "2025-12-31")),
+        ("may 2024", days("2024-05-01", "2024-05-31")),
+        ("2024 feb", days("2024-02-01", "2024-02-29")),
+        ("2024-05", days("2024-05-01", "2024-05-31")),
+        ("2024", days("2024-01-01", "2024-12-31")),
+        ("3 days ago", days("2026-11-21")),
+        ("1 week ago", days("2026-11-17")),
+        ("2024-05-01T14:30", .time(Day(year: 2024, month: 5, day: 1)!, secondsIntoDay: 52_200)),
+        ("2024-05-01 14:30:05", .time(Day(year: 2024, month: 5, day: 1)!, secondsIntoDay: 52_205)),
+    ] as [(String, DateExpression)])
+    func readsWhatPeopleType(text: String, expected: DateExpression) {
+        #expect(DateExpression.parse(text, today: Self.today) == expected, "\(text)")
+    }
+
+    @Test(arguments: [
+        "03/15/2024", "15.03.2024", "2024-13-01", "2024-02-30", "2024-05-01T25:00", "2024-05-01T14:60", "last fortnight",
+        "next week", "", "   ", "1714000000", "-3 days ago", "99999999999 days ago", "2024-05-01 14:30 extra words",
+    ])
+    func refusesWhatItCannotRead(text: String) {
+        #expect(DateExpression.parse(text, today: Self.today) == nil, "\(text)")
+    }
+
+    @Test func pointsAreTsOnlyWhenTheyLookLikeOne() throws {
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        let now = Date(timeIntervalSince1970: 1_795_996_800)  // 2026-11-24T00:00Z
+        let year = try #require(TimelinePoint.parse("2024", timeZone: utc, now: now))
+        #expect(year.ts == nil && year.tsKey == 1_704_067_200_000_000)
+        let ts = try #require(TimelinePoint.parse("1714000000.000100", timeZone: utc, now: now))
+        #expect(ts.ts == "1714000000.000100" && ts.tsKey == 1_714_000_000_000_100)
+        let handle = try #require(TimelinePoint.parse("#general/1714000000.000100", timeZone: utc, now: now))
+        #expect(handle.conversationID == "#general" && handle.ts == "1714000000.000100")
+        let yesterday = try #require(TimelinePoint.parse("yesterday", timeZone: utc, now: now))
+        #expect(yesterday.tsKey == 1_795_910_400_000_000)
+        #expect(TimelinePoint.parse("03/15/2024", timeZone: utc, now: now) == nil)
+        #expect(TimelinePoint.parse("general/2024", timeZone: utc, now: now) == nil)
+    }
+
+    @Test func searchModifiersUseTheSameDates() {
+        let week = QueryParser.parse("deploy after:\"last week\" on:2024-05 before:monday", today: Self.today)
+        #expect(
+            week.filters == [
+                .after(Day(year: 2026, month: 11, day: 22)!),
+                .during(DayRange.month(5, of: 2024)!),
+                .before(Day(year: 2026, month: 11, day: 23)!),
+            ])
+        #expect(week.unreadDates.isEmpty)
+        let flag = QueryParser.filter("after", value: "last week", today: Self.today)
+        #expect(flag == .after(Day(year: 2026, month: 11, day: 22)!))
+        let bad = QueryParser.parse("deploy before:03/15/2024", today: Self.today)
+        #expect(bad.unreadDates == ["before:03/15/2024"])
+        #expect(bad.filters.isEmpty)
+    }
+}
+
+@Suite struct ClosestNamesTests {
+    @Test func typosPrefixesAndFragmentsFindTheName() {
+        let names = ["#general", "#general-chat", "#random", "#design", "#dev", "@ann", "#marketing"]
+        #expect(ClosestNames.closest(to: "genral", among: names) == ["#general"])
+        #expect(ClosestNames.closest(to: "gneeral", among: names) == ["#general"])
+        #expect(ClosestNames.closest(to: "gen", among: names) == ["#general", "#general-chat"])
+        #expect(ClosestNames.closest(to: "#MARKET", among: names) == ["#marketing"])
+        #expect(ClosestNames.closest(to: "désign", among: names).first == "#design")
+        #expect(ClosestNames.closest(to: "zzzzzz", among: names).isEmpty)
+        #expect(ClosestNames.closest(to: "", among: names).isEmpty)
+    }
+}
+
+@Suite struct ReadCommandsOnAMissingArchiveTests {
+    /// Every read command fails with exit 2 and the same message, and makes no file or folder.
+    @Test(arguments: [
+        ["search", "anything"], ["history", "general"], ["thread", "general", "1714000000.000100"], ["stats"],
+        ["conversations"], ["ls"], ["serve", "--listen", "127.0.0.1:0"], ["serve", "--read-only"],
+        ["bench", "search"], ["bench", "timeline"], ["token", "list"], ["token", "users"],
+    ])
+    func exitsTwoAndCreatesNothing(arguments: [String]) throws {
+        let folder = TestSupport.temporaryDirectory()
+        let db = folder.appendingPathComponent("missing/archive.sqlite").path
+        let run = try CLITests.run(["--db", db] + arguments)
+        #expect(run.status == 2, "\(arguments): \(run.stderr)")
+        #expect(run.stderr.contains("There is no archive at \(db)"), "\(arguments): \(run.stderr)")
+        #expect(run.stderr.contains("slackindex import EXPORT.zip"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "\(arguments)")
+    }
+
+    @Test func aFailedFirstImportLeavesNothingBehind() throws {
+        let folder = TestSupport.temporaryDirectory()
+        let db = folder.appendingPathComponent("new/archive.sqlite").path
+        let notAnExport = folder.appendingPathComponent("notes.txt")
+        try Data("hello".utf8).write(to: notAnExport)
+        let run = try CLITests.run(["--db", db, "import", notAnExport.path, "--quiet"])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["notes.txt"])
+        // An archive that existed stays, even when the import adds nothing.
+        let ok = try CLITests.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet"])
+        #expect(ok.status == 0)
+        #expect(try CLITests.run(["--db", db, "import", notAnExport.path, "--quiet"]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: db))
+    }
+}
+
+@Suite struct ConversationsCommandTests {
+    static let db: String = {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("ls.sqlite").path
+        _ = try? CLITests.run(["--db", path, "import", TestSupport.sampleFolder, "--quiet"])
+        return path
+    }()
+
+    @Test func listsEveryConversationWithItsCounts() throws {
+        let run = try CLITests.run(["--db", Self.db, "conversations", "--tz", "UTC"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("KIND") == true)
+        #expect(lines.count == 1 + 22)
+        let general = try #require(lines.first { $0.contains("#general ") })
+        #expect(general.hasPrefix("channel  #general"))
+        #expect(general.contains("C0H744JLLZR") && general.contains(" 215  2024-03-05  2024-06-30  not synced"))
+        // Columns line up: every row has MESSAGES ending where the header's does.
+        let end = try #require(lines[0].range(of: "MESSAGES")?.upperBound).utf16Offset(in: lines[0])
+        for line in lines.dropFirst() {
+            let index = line.utf16.index(line.utf16.startIndex, offsetBy: end - 1)
+            #expect(line.utf16[index] != 0x20, "\(line)")
+        }
+        // Kinds come channels first, DMs last.
+        #expect(lines[1].hasPrefix("channel") && lines.last?.hasPrefix("dm") == true)
+    }
+
+    @Test func filtersByNameAndKindAndPrintsJSON() throws {
+        let run = try CLITests.run(["--db", Self.db, "ls", "GEN", "--kind", "channel", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let row = try CLITests.json(try #require(lines.first))
+        #expect(row["name"] as? String == "#general" && row["messages"] as? Int == 215 && row["members"] as? Int == 40)
+        #expect(row["first"] as? String == "2024-03-05T13:54:39Z" && row["kind"] as? String == "channel")
+        let dms = try CLITests.run(["--db", Self.db, "ls", "--kind", "dm", "--json"])
+        #expect(dms.stdout.split(separator: "\n").count == 6)
+        let none = try CLITests.run(["--db", Self.db, "ls", "nothing-like-this"])
+        #expect(none.status == 1 && none.stderr.contains("No conversations match 'nothing-like-this'"))
+    }
+
+    @Test func unknownNamesSuggestTheClosest() throws {
+        let history = try CLITests.run(["--db", Self.db, "history", "genral"])
+        #expect(history.status == 1)
+        #expect(history.stderr.contains("did you mean #general?"), "\(history.stderr)")
+        #expect(history.stderr.contains("`slackindex conversations` lists them all"))
+        let search = try CLITests.run(["--db", Self.db, "search", "deploy", "in:#marketng"])
+        #expect(search.stderr.contains("did you mean #marketing?"), "\(search.stderr)")
+        let user = try CLITests.run(["--db", Self.db, "search", "deploy", "from:@andrew.jnoes"])
+        #expect(user.stderr.contains("did you mean @andrew.jones"), "\(user.stderr)")
+    }
+
+    @Test func datesAreReadTheSameInEveryCommand() throws {
+        let bad = try CLITests.run(["--db", Self.db, "history", "general", "--before", "03/15/2024"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("'03/15/2024' is not a point in time") && bad.stderr.contains("\"last week\""))
+        let query = try CLITests.run(["--db", Self.db, "search", "deploy before:03/15/2024"])
+        #expect(query.status == 64 && query.stderr.contains("'before:03/15/2024' does not hold a date"), "\(query.stderr)")
+        #expect(!query.stderr.contains("Usage:"))
+        // A flag value is one date, not a date and a word.
+        let flag = try CLITests.run(["--db", Self.db, "search", "deploy", "--after", "last week", "--json"])
+        #expect(flag.status == 1 && !flag.stderr.contains("searched as words"), "\(flag.stderr)")
+        let month = try CLITests.run(["--db", Self.db, "search", "deploy", "--after", "2024-03", "--before", "may 2024", "--json", "--limit", "100"])
+        #expect(month.status == 0, "\(month.stderr)")
+        for line in month.stdout.split(separator: "\n") {
+            let ts = try #require(CLITests.json(line)["ts"] as? String)
+            // after:2024-03 is after March (from April 1), before "may 2024" is before May 1.
+            #expect(ts >= "1711929600" && ts < "1714521600", "\(ts)")
+        }
+        let year = try CLITests.run(["--db", Self.db, "history", "general", "--before", "2024", "--json"])
+        #expect(year.status == 0 && year.stdout.split(separator: "\n").count == 1, "\(year.stdout)")
+    }
+}
