@@ -11,6 +11,16 @@ struct GlobalOptions: ParsableArguments {
             valueName: "path"))
     var db: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Bold, dim and highlighted matches: auto (on a terminal unless NO_COLOR is set), always or never.",
+            valueName: "when"))
+    var color: ColorChoice = .auto
+
+    enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, always, never
+    }
+
     /// The database path in force.
     var databasePath: String { db ?? Archive.defaultPath() }
 

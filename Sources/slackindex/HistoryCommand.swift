@@ -4,8 +4,8 @@ import SlackIndex
 
 /// Options shared by `history` and `thread`.
 struct PageOptions: ParsableArguments {
-    @Option(help: "How many messages per page.")
-    var limit = 50
+    @Option(help: "How many messages per page (default 50, or what the --cursor's page had).")
+    var limit: Int?
 
     @Option(help: ArgumentHelp("Continue from a cursor printed by an earlier page.", valueName: "cursor"))
     var cursor: String?
@@ -25,7 +25,9 @@ struct PageOptions: ParsableArguments {
     var timeZone: TimeZone { tz.flatMap(TimeZone.init(identifier:)) ?? .current }
 
     func validate() throws {
-        guard limit > 0 && limit <= 10_000 else { throw ValidationError("--limit must be between 1 and 10000.") }
+        if let limit, !(1...Timeline.maximumLimit).contains(limit) {
+            throw ValidationError("--limit must be between 1 and \(Timeline.maximumLimit).")
+        }
         if let tz, TimeZone(identifier: tz) == nil {
             throw ValidationError("--tz '\(tz)' is not a time zone; use a name such as Europe/Paris or UTC.")
         }
@@ -93,19 +95,35 @@ struct HistoryCommand: ParsableCommand {
 
     func run() throws {
         let archive = try global.openArchive(.readOnly)
-        try page.show(in: archive, title: { $0.conversation.displayName }) { timeline in
+        try page.show(in: archive, conversation: conversation) { timeline in
             var name = conversation ?? ""
             var anchor: TimelineAnchor = oldest ? .oldest : .newest
             let zone = page.timeZone
+            var target: TimelinePoint?
             if let point = TimelinePoint.parse(name, timeZone: zone), let id = point.conversationID {
                 name = id
                 anchor = .around(point.tsKey)
+                target = point
             }
             if let point = before.flatMap({ TimelinePoint.parse($0, timeZone: zone) }) { anchor = .before(point.tsKey) }
             if let point = after.flatMap({ TimelinePoint.parse($0, timeZone: zone) }) { anchor = .after(point.tsKey) }
-            if let point = around.flatMap({ TimelinePoint.parse($0, timeZone: zone) }) { anchor = .around(point.tsKey) }
-            let target = try archive.conversation(named: name)
-            return try timeline.history(target, at: anchor, limit: page.limit, includeDeleted: page.includeDeleted)
+            if let point = around.flatMap({ TimelinePoint.parse($0, timeZone: zone) }) {
+                anchor = .around(point.tsKey)
+                target = point
+            }
+            let conversation = try archive.conversation(named: name)
+            // A message named by its ts is marked; a thread reply (not in the channel view) opens its thread.
+            let marked = try target.flatMap { $0.ts == nil ? nil : try archive.message(conversation: conversation, tsKey: $0.tsKey) }
+            if let marked, !marked.flags.contains(.topLevel), let threadTS = marked.threadTS {
+                Output.error("note: \(marked.ts) is a reply in a thread; showing the thread around it.")
+                let thread = try timeline.thread(
+                    conversation, threadTS: threadTS, at: .around(marked.tsKey), limit: page.pageSize,
+                    includeDeleted: page.includeDeleted)
+                return OpenedPage(page: thread, marked: marked.tsKey, isThread: true)
+            }
+            let history = try timeline.history(
+                conversation, at: anchor, limit: page.pageSize, includeDeleted: page.includeDeleted)
+            return OpenedPage(page: history, marked: marked?.tsKey, isThread: false)
         }
     }
 }
@@ -141,7 +159,7 @@ struct ThreadCommand: ParsableCommand {
 
     func run() throws {
         let archive = try global.openArchive(.readOnly)
-        try page.show(in: archive, title: { "thread in \($0.conversation.displayName)" }) { timeline in
+        try page.show(in: archive, conversation: conversation) { timeline in
             var name = conversation ?? ""
             var threadTS = ts
             if threadTS == nil, let point = TimelinePoint.parse(name, timeZone: page.timeZone),
@@ -154,25 +172,54 @@ struct ThreadCommand: ParsableCommand {
                 throw ValidationError("Give the thread's ts after the conversation, or a permalink.")
             }
             let target = try archive.conversation(named: name)
-            return try timeline.thread(
-                target, threadTS: threadTS, limit: page.limit, includeDeleted: page.includeDeleted)
+            let thread = try timeline.thread(
+                target, threadTS: threadTS, limit: page.pageSize, includeDeleted: page.includeDeleted)
+            return OpenedPage(page: thread, marked: nil, isThread: true)
         }
     }
 }
 
 extension PageOptions {
     /// Reads the page `--cursor` names, or else the one `first` opens, and prints it (and the cache counters).
+    /// The page size without a cursor: `--limit`, else 50.
+    var pageSize: Int { limit ?? 50 }
+
+    /// Reads the page `--cursor` names (with the cursor's page size and deleted-message choice unless flags say
+    /// otherwise), or else the one `first` opens, and prints it (and the cache counters). A conversation named
+    /// beside a cursor must be the cursor's.
     func show(
-        in archive: Archive, title: (TimelinePage) -> String, first: (Timeline) throws -> TimelinePage
+        in archive: Archive, conversation: String?, first: (Timeline) throws -> OpenedPage
     ) throws {
         let timeline = Timeline(archive: archive)
-        let result =
-            try cursor.map {
-                try timeline.page(try TimelineCursor(parsing: $0), limit: limit, includeDeleted: includeDeleted)
-            } ?? first(timeline)
-        try PagePrinter(archive: archive, options: self).print(result, title: title(result))
+        let result: OpenedPage
+        if let cursor {
+            let parsed = try TimelineCursor(parsing: cursor)
+            if let conversation {
+                let named = try archive.conversation(named: TimelinePoint.parse(conversation, timeZone: timeZone)?
+                    .conversationID ?? conversation)
+                guard named.id == parsed.conversationID else {
+                    let owner = (try? archive.conversation(named: parsed.conversationID))?.displayName ?? parsed.conversationID
+                    throw CommandError(
+                        description: "--cursor continues \(owner), not \(named.displayName): drop the conversation "
+                            + "argument or the cursor.", status: 64)
+                }
+            }
+            let page = try timeline.page(
+                parsed, limit: limit ?? parsed.limit ?? 50, includeDeleted: includeDeleted || parsed.includeDeleted)
+            result = OpenedPage(page: page, marked: nil, isThread: parsed.threadTS != nil)
+        } else {
+            result = try first(timeline)
+        }
+        try PagePrinter(archive: archive, options: self).print(result)
         if stats { PagePrinter.printStats(timeline.stats()) }
     }
+}
+
+/// A page as a command opened it: the message it was asked for (marked in the output), and whether it is a thread.
+struct OpenedPage {
+    var page: TimelinePage
+    var marked: Int64?
+    var isThread: Bool
 }
 
 /// Prints timeline pages as text or JSON lines.
@@ -180,23 +227,30 @@ struct PagePrinter {
     var archive: Archive
     var options: PageOptions
 
-    func print(_ page: TimelinePage, title: String) throws {
+    func print(_ opened: OpenedPage) throws {
+        let page = opened.page
         if options.json {
             let details = try archive.details(of: page.messages.map(\.rowID))
             for m in page.messages {
-                Output.json(MessageJSON(message: m, details: details[m.rowID] ?? MessageDetails()))
+                var line = MessageJSON(message: m, details: details[m.rowID] ?? MessageDetails())
+                if m.tsKey == opened.marked { line.isTarget = true }
+                Output.json(line)
             }
             Output.json(CursorsJSON(previous: page.previous?.description, next: page.next?.description))
             return
         }
+        let name = page.conversation.displayName
+        let title = opened.isThread ? "thread in \(name)" : name
         Output.line(Output.bold(title) + (page.conversation.topic.map { "  " + Output.dim($0) } ?? ""))
         if page.messages.isEmpty { Output.line(Output.dim("(no messages)")) }
         for m in page.messages {
             let thread = m.replyCount > 0 ? Output.dim("  [\(m.replyCount) replies]") : ""
             let edited = m.editedTS != nil ? Output.dim(" (edited)") : ""
             let deleted = m.isDeleted ? Output.dim(" (deleted)") : ""
+            // With a marked message every line gets a two-character gutter, the target an arrow in it.
+            let gutter = opened.marked == nil ? "" : m.tsKey == opened.marked ? Output.bold("▶ ") : "  "
             Output.line(
-                "\(Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone)))  "
+                gutter + "\(Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone)))  "
                     + "\(Output.bold(m.user ?? "unknown"))  " + Output.oneLine(m.plainText, width: 300) + edited
                     + deleted + thread)
         }

@@ -10,6 +10,20 @@ enum Output {
     static let stdoutIsTTY = isatty(1) == 1
     static let stderrIsTTY = isatty(2) == 1
 
+    /// Whether results on stdout get bold, dim and highlight: `--color auto` (the default: on a terminal, unless
+    /// `NO_COLOR` is set to anything non-empty, see no-color.org), `always` or `never`. Set once by `main` before a
+    /// command runs.
+    nonisolated(unsafe) static var color = stdoutIsTTY
+
+    /// Applies `--color` (nil: auto) and the environment's `NO_COLOR`.
+    static func configureColor(_ choice: String?, environment: [String: String]) {
+        switch choice {
+        case "always": color = true
+        case "never": color = false
+        default: color = stdoutIsTTY && (environment["NO_COLOR"] ?? "").isEmpty
+        }
+    }
+
     /// Prints one line of results.
     static func line(_ text: String) {
         print(terminalText(text, isTTY: stdoutIsTTY))
@@ -66,10 +80,10 @@ enum Output {
         fflush(nil)
     }
 
-    static func bold(_ text: String, color: Bool = stdoutIsTTY) -> String {
+    static func bold(_ text: String, color: Bool = Output.color) -> String {
         color ? "\u{1B}[1m\(text)\u{1B}[0m" : text
     }
-    static func dim(_ text: String, color: Bool = stdoutIsTTY) -> String {
+    static func dim(_ text: String, color: Bool = Output.color) -> String {
         color ? "\u{1B}[2m\(text)\u{1B}[0m" : text
     }
 
@@ -79,9 +93,10 @@ enum Output {
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// A snippet with Slack's U+E000/U+E001 markers turned into bold on a terminal, `**` elsewhere.
-    static func highlighted(_ snippet: String, color: Bool) -> String {
-        let (open, close) = color ? ("\u{1B}[1;33m", "\u{1B}[0m") : ("**", "**")
+    /// A snippet with Slack's U+E000/U+E001 markers turned into bold yellow with colour, else into `mark` on both
+    /// sides (`**` in JSON; nothing in piped text unless `--highlight MARK`).
+    static func highlighted(_ snippet: String, color: Bool, mark: String = "**") -> String {
+        let (open, close) = color ? ("\u{1B}[1;33m", "\u{1B}[0m") : (mark, mark)
         return snippet.replacingOccurrences(of: Highlight.start, with: open)
             .replacingOccurrences(of: Highlight.end, with: close)
     }
@@ -92,6 +107,13 @@ enum Output {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    /// `2024-06-12T14:03:05+02:00`: ISO 8601 with the zone's offset, for CSV.
+    static func isoTime(_ seconds: Int64, timeZone: TimeZone) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = timeZone
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
@@ -153,6 +175,8 @@ struct MessageJSON: Encodable {
     var source: String?
     var partial: Bool?
     var permalinkOverride: String?
+    /// History `--around TS`: the message asked for (`"target": true`).
+    var isTarget = false
 
     init(message: Message, snippet: String? = nil, score: Double? = nil, details: MessageDetails? = nil) {
         self.message = message
@@ -164,7 +188,7 @@ struct MessageJSON: Encodable {
     private enum CodingKeys: String, CodingKey {
         case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
         case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score, permalink
-        case reactions, files, deleted, source, partial
+        case reactions, files, deleted, source, partial, target
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -182,6 +206,7 @@ struct MessageJSON: Encodable {
         try c.encode(message.permalink ?? permalinkOverride, forKey: .permalink)
         try c.encodeIfPresent(source, forKey: .source)
         try c.encodeIfPresent(partial, forKey: .partial)
+        if isTarget { try c.encode(true, forKey: .target) }
         if let snippet { try c.encode(Output.highlighted(snippet, color: false), forKey: .snippet) }
         if let details {
             try c.encode(details.reactions.map { ReactionJSON(name: $0.name, count: $0.count, users: $0.users) }, forKey: .reactions)

@@ -54,8 +54,14 @@ struct SearchCommand: AsyncParsableCommand {
     @Option(help: "text, json (one object per line) or csv.")
     var format: Format = .text
 
-    @Flag(help: "No bold or colour, even on a terminal.")
+    @Flag(help: "No bold or colour, even on a terminal (same as --color never).")
     var noColor = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Without colour, put MARK on both sides of each match in text output (default: nothing).",
+            valueName: "mark"))
+    var highlight: String?
 
     @Option(help: ArgumentHelp("Time zone for dates (default: the system's), e.g. Europe/Paris.", valueName: "zone"))
     var tz: String?
@@ -201,32 +207,52 @@ struct SearchCommand: AsyncParsableCommand {
                 Output.json(line)
             }
         case .csv:
-            Output.line("conversation_id,conversation,ts,user_id,user,text,thread_ts,permalink" + (partial != nil ? ",source" : ""))
+            Output.line(
+                "conversation_id,conversation,ts,date,user_id,user,text,thread_ts,permalink" + (partial != nil ? ",source" : ""))
             for hit in hits {
                 let m = hit.message
                 var fields = [
-                    m.conversationID, m.conversation, m.ts, m.userID ?? "", m.user ?? "", m.text, m.threadTS ?? "",
-                    hit.permalink ?? "",
+                    m.conversationID, m.conversation, m.ts, Output.isoTime(m.seconds, timeZone: options.timeZone),
+                    m.userID ?? "", m.user ?? "", m.text, m.threadTS ?? "", hit.permalink ?? "",
                 ]
                 if partial != nil { fields.append(hit.source.rawValue) }
                 Output.line(fields.map(Output.csvField).joined(separator: ","))
             }
         case .text:
             if hits.isEmpty { Output.error("No messages match '\(text)'.") }
-            let color = Output.stdoutIsTTY && !noColor
+            let color = Output.color && !noColor
             for hit in hits {
                 let m = hit.message
+                // The handle opens the hit in context: `slackindex history HANDLE` (or `thread HANDLE`).
+                let handle = Self.handle(of: m)
                 let header =
                     "\(Output.bold(m.conversation, color: color))  \(m.user ?? "unknown")  "
                     + Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone), color: color)
                     + (m.threadTS != nil && m.threadTS != m.ts ? Output.dim("  (in thread)", color: color) : "")
-                    + (partial != nil && hit.source != .local ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
+                    + (partial != nil ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
+                    + Output.dim("  \(handle)", color: color)
                 Output.line(header)
-                Output.line("  " + Output.highlighted(Output.oneLine(hit.snippet, width: 400), color: color))
+                Output.line(
+                    "  " + Output.highlighted(Output.oneLine(hit.snippet, width: 400), color: color, mark: highlight ?? ""))
                 Output.flush()
             }
         }
+        if hits.count == limit, partial == nil, format == .text {
+            // Counting is one more query (the index, no rows or snippets): worth it to say what the limit hid.
+            let total = try engine.count(parsed, text: text, options: options).0
+            if total > hits.count {
+                Output.error("\(Output.count(hits.count)) of \(Output.count(total)) shown; --limit \(total) for all.")
+            }
+        }
         if hits.isEmpty { throw ExitCode(1) }
+    }
+
+    /// `#general/1715023066.053223` for a channel, `D0123ABCD/1715023066.053223` for a DM (whose name has spaces):
+    /// what `history` and `thread` take to open the message in context.
+    static func handle(of message: Message) -> String {
+        let name = message.conversation
+        let usable = name.hasPrefix("#") && !name.contains(where: { $0.isWhitespace || $0 == "/" })
+        return "\(usable ? name : message.conversationID)/\(message.ts)"
     }
 }
 

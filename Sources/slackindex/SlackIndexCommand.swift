@@ -1,7 +1,11 @@
 import ArgumentParser
+import Foundation
 import SlackIndex
 
 struct SlackIndexCommand: AsyncParsableCommand {
+    /// The version `--version` prints; `-dev` until the first release is tagged.
+    static let version = "0.1.0-dev"
+
     static let configuration = CommandConfiguration(
         commandName: "slackindex",
         abstract: "A private, fast, searchable archive of Slack history on your own disk.",
@@ -16,6 +20,7 @@ struct SlackIndexCommand: AsyncParsableCommand {
               slackindex stats
               slackindex serve --listen 127.0.0.1:8080
             """,
+        version: "slackindex \(SlackIndexCommand.version)",
         subcommands: [
             ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
             ConversationsCommand.self, StatsCommand.self,
@@ -30,6 +35,7 @@ enum Main {
     /// reads a subcommand's options only after its name, so they are moved there first.
     static func main() async {
         let arguments = GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst()))
+        Output.configureColor(GlobalArguments.value(of: "--color", in: arguments), environment: ProcessInfo.processInfo.environment)
         do {
             var command = try SlackIndexCommand.parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {
@@ -51,7 +57,23 @@ enum Main {
 /// Moves global options written before the subcommand to just after it.
 enum GlobalArguments {
     /// Options that take a value and belong to every command.
-    static let valued: Set<String> = ["--db"]
+    static let valued: Set<String> = ["--db", "--color"]
+
+    /// The value of a valued option (`--color never` or `--color=never`) before any `--`; the last one wins.
+    static func value(of option: String, in arguments: [String]) -> String? {
+        var found: String?
+        var index = 0
+        while index < arguments.count, arguments[index] != "--" {
+            if arguments[index] == option, index + 1 < arguments.count {
+                found = arguments[index + 1]
+                index += 1
+            } else if arguments[index].hasPrefix(option + "=") {
+                found = String(arguments[index].dropFirst(option.count + 1))
+            }
+            index += 1
+        }
+        return found
+    }
 
     static func reordered(_ arguments: [String]) -> [String] {
         var globals: [String] = []

@@ -203,3 +203,64 @@ import Testing
         #expect(year.status == 0 && year.stdout.split(separator: "\n").count == 1, "\(year.stdout)")
     }
 }
+
+/// From a search hit to its context: the handle on every text hit opens it, the target is marked, a reply opens
+/// its thread, cursors keep their page's options, and a cut list says so.
+@Suite struct HitToContextTests {
+    static var db: String { ConversationsCommandTests.db }
+
+    @Test func aTextHitsHandleOpensItInContextMarked() throws {
+        let search = try CLITests.run(["--db", Self.db, "search", "deploy", "--limit", "3"])
+        #expect(search.status == 0)
+        let headers = search.stdout.split(separator: "\n").filter { !$0.hasPrefix("  ") }
+        #expect(headers.count == 3)
+        for header in headers {
+            let handle = String(try #require(header.split(separator: " ").last))
+            #expect(handle.contains("/") && (handle.hasPrefix("#") || handle.hasPrefix("D") || handle.hasPrefix("G")))
+            let ts = String(try #require(handle.split(separator: "/").last))
+            let opened = try CLITests.run(["--db", Self.db, "history", handle, "--limit", "5", "--json"])
+            #expect(opened.status == 0, "\(handle): \(opened.stderr)")
+            let lines = try opened.stdout.split(separator: "\n").dropLast().map(CLITests.json)
+            let targets = lines.filter { $0["target"] as? Bool == true }
+            #expect(targets.count == 1 && targets.first?["ts"] as? String == ts, "\(handle)")
+            let text = try CLITests.run(["--db", Self.db, "history", handle, "--limit", "5"])
+            #expect(text.stdout.split(separator: "\n").filter { $0.hasPrefix("▶ ") }.count == 1)
+        }
+        // Past the limit, stderr says how many there are.
+        #expect(search.stderr.contains("3 of ") && search.stderr.contains("shown; --limit "), "\(search.stderr)")
+        let all = try CLITests.run(["--db", Self.db, "search", "deploy", "--limit", "1000"])
+        #expect(!all.stderr.contains("shown;"))
+    }
+
+    @Test func aReplyOpensItsThread() throws {
+        let search = try CLITests.run(["--db", Self.db, "search", "is:thread", "--limit", "200", "--json"])
+        let hits = try search.stdout.split(separator: "\n").map(CLITests.json)
+        let replies = hits.filter { hit in
+            guard let thread = hit["thread_ts"] as? String, let ts = hit["ts"] as? String else { return false }
+            return thread != ts
+        }
+        let reply = try #require(replies.first)
+        let handle = "\(reply["conversation_id"] as? String ?? "")/\(reply["ts"] as? String ?? "")"
+        let opened = try CLITests.run(["--db", Self.db, "history", handle, "--limit", "6"])
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(opened.stdout.hasPrefix("thread in "), "\(opened.stdout)")
+        #expect(opened.stderr.contains("is a reply in a thread"))
+        #expect(opened.stdout.split(separator: "\n").filter { $0.hasPrefix("▶ ") }.count == 1)
+    }
+
+    @Test func cursorsKeepTheirPageSizeAndConversation() throws {
+        let first = try CLITests.run(["--db", Self.db, "history", "#general", "--limit", "3", "--json"])
+        let last = try #require(first.stdout.split(separator: "\n").last)
+        let cursors = try #require(try CLITests.json(last)["cursors"] as? [String: Any])
+        let previous = try #require(cursors["previous"] as? String)
+        let older = try CLITests.run(["--db", Self.db, "history", "--cursor", previous, "--json"])
+        #expect(older.stdout.split(separator: "\n").count == 3 + 1, "the cursor's --limit 3 is kept")
+        let overridden = try CLITests.run(["--db", Self.db, "history", "--cursor", previous, "--limit", "5", "--json"])
+        #expect(overridden.stdout.split(separator: "\n").count == 5 + 1)
+        let same = try CLITests.run(["--db", Self.db, "history", "general", "--cursor", previous, "--json"])
+        #expect(same.status == 0)
+        let other = try CLITests.run(["--db", Self.db, "history", "random", "--cursor", previous])
+        #expect(other.status == 64 && other.stderr.contains("--cursor continues #general, not #random"), "\(other.stderr)")
+        #expect(!other.stderr.contains("Usage:"))
+    }
+}

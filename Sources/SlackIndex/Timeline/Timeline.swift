@@ -24,13 +24,19 @@ public struct TimelineCursor: Sendable, Hashable, CustomStringConvertible {
     public var threadTS: String?
     public var direction: Archive.PageDirection
     public var position: TimelinePosition
+    /// The page size and deleted-message choice of the page that made it, so that the next page keeps them
+    /// (nil and false in cursors made without them, and in the v1 form).
+    public var limit: Int?
+    public var includeDeleted = false
 
     /// The cursor as users pass it around (`--cursor`): URL-safe base64, no padding.
     public var description: String {
-        let text = [
-            "v1", conversationID, threadTS ?? "-", direction == .before ? "b" : "a", String(position.tsKey),
-            String(position.rowID),
-        ].joined(separator: " ")
+        var parts = [
+            limit == nil ? "v1" : "v2", conversationID, threadTS ?? "-", direction == .before ? "b" : "a",
+            String(position.tsKey), String(position.rowID),
+        ]
+        if let limit { parts += [String(limit), includeDeleted ? "d" : "-"] }
+        let text = parts.joined(separator: " ")
         return Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
@@ -50,9 +56,15 @@ public struct TimelineCursor: Sendable, Hashable, CustomStringConvertible {
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64) else { throw TimelineError.badCursor(text) }
         let parts = String(decoding: data, as: UTF8.self).split(separator: " ").map(String.init)
-        guard parts.count == 6, parts[0] == "v1", let ts = Int64(parts[4]), let row = Int64(parts[5]),
-            parts[3] == "b" || parts[3] == "a"
+        guard parts.count == 6 && parts[0] == "v1" || parts.count == 8 && parts[0] == "v2",
+            let ts = Int64(parts[4]), let row = Int64(parts[5]), parts[3] == "b" || parts[3] == "a"
         else { throw TimelineError.badCursor(text) }
+        if parts.count == 8 {
+            guard let limit = Int(parts[6]), (1...Timeline.maximumLimit).contains(limit), parts[7] == "d" || parts[7] == "-"
+            else { throw TimelineError.badCursor(text) }
+            self.limit = limit
+            includeDeleted = parts[7] == "d"
+        }
         conversationID = parts[1]
         threadTS = parts[2] == "-" ? nil : parts[2]
         direction = parts[3] == "b" ? .before : .after
@@ -107,6 +119,9 @@ public final class Timeline: Sendable {
         /// True when the store had more messages beyond the page in its direction.
         var hasMore: Bool
     }
+
+    /// The largest page a cursor may carry.
+    public static let maximumLimit = 10_000
 
     public let archive: Archive
     package let cache: MessageCache<PageKey, CachedPage>
@@ -215,11 +230,7 @@ public final class Timeline: Sendable {
         var next: TimelineCursor?
         var messages: [Message]
         func cursor(_ direction: Archive.PageDirection, _ message: Message?) -> TimelineCursor? {
-            message.map {
-                TimelineCursor(
-                    conversationID: conversation.id, threadTS: threadTS, direction: direction,
-                    position: TimelinePosition(tsKey: $0.tsKey, rowID: $0.rowID))
-            }
+            message.map { positionCursor(TimelinePosition(tsKey: $0.tsKey, rowID: $0.rowID), direction) } ?? nil
         }
         switch anchor {
         case .newest, .before:
@@ -249,7 +260,11 @@ public final class Timeline: Sendable {
 
         func positionCursor(_ position: TimelinePosition?, _ direction: Archive.PageDirection) -> TimelineCursor? {
             position.map {
-                TimelineCursor(conversationID: conversation.id, threadTS: threadTS, direction: direction, position: $0)
+                var cursor = TimelineCursor(
+                    conversationID: conversation.id, threadTS: threadTS, direction: direction, position: $0)
+                cursor.limit = min(limit, Timeline.maximumLimit)
+                cursor.includeDeleted = includeDeleted
+                return cursor
             }
         }
     }
