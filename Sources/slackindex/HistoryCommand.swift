@@ -13,6 +13,9 @@ struct PageOptions: ParsableArguments {
     @Flag(help: "Show deleted messages too.")
     var includeDeleted = false
 
+    @Flag(help: "One line per message, cut at 300 characters (default: whole messages, wrapped).")
+    var compact = false
+
     @Flag(help: "One JSON object per message line; the last line holds the cursors.")
     var json = false
 
@@ -243,19 +246,78 @@ struct PagePrinter {
         let title = opened.isThread ? "thread in \(name)" : name
         Output.line(Output.bold(title) + (page.conversation.topic.map { "  " + Output.dim($0) } ?? ""))
         if page.messages.isEmpty { Output.line(Output.dim("(no messages)")) }
+        let details = options.compact ? [:] : try archive.details(of: page.messages.map(\.rowID))
+        let renderer = try renderer(for: page.messages)
         for m in page.messages {
-            let thread = m.replyCount > 0 ? Output.dim("  [\(m.replyCount) replies]") : ""
-            let edited = m.editedTS != nil ? Output.dim(" (edited)") : ""
-            let deleted = m.isDeleted ? Output.dim(" (deleted)") : ""
             // With a marked message every line gets a two-character gutter, the target an arrow in it.
-            let gutter = opened.marked == nil ? "" : m.tsKey == opened.marked ? Output.bold("▶ ") : "  "
-            Output.line(
-                gutter + "\(Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone)))  "
-                    + "\(Output.bold(m.user ?? "unknown"))  " + Output.oneLine(m.plainText, width: 300) + edited
-                    + deleted + thread)
+            let gutter = opened.marked == nil ? "" : m.tsKey == opened.marked ? "▶ " : "  "
+            let time = Output.localTime(m.seconds, timeZone: options.timeZone)
+            let user = m.user ?? "unknown"
+            var notes = m.editedTS != nil ? " (edited)" : ""
+            if m.isDeleted { notes += " (deleted)" }
+            if m.replyCount > 0 { notes += "  [\(m.replyCount) \(m.replyCount == 1 ? "reply" : "replies")]" }
+            let head = Output.bold(gutter) + Output.dim(time) + "  " + Output.bold(user) + "  "
+            if options.compact {
+                Output.line(head + Output.oneLine(m.plainText, width: 300) + Output.dim(notes))
+                continue
+            }
+            let headWidth = MessageRenderer.columns(gutter + time + "  " + user + "  ")
+            // A hanging indent under the text; past half the width the text starts on the next line instead.
+            let fits = headWidth <= (renderer.width ?? Int.max) / 2
+            let indent = fits ? headWidth : 4
+            var body = renderer.lines(of: m.text, indent: indent)
+            body += Self.extras(details[m.rowID] ?? MessageDetails())
+            if body.isEmpty { body = [""] }
+            body[body.count - 1] += Output.dim(notes)
+            let pad = String(repeating: " ", count: indent)
+            if fits {
+                Output.line(head + body[0])
+                for line in body.dropFirst() { Output.line(pad + line) }
+            } else {
+                Output.line(head)
+                for line in body { Output.line(pad + line) }
+            }
         }
         Output.line(Output.dim("previous: \(page.previous?.description ?? "none (oldest)")"))
         Output.line(Output.dim("next:     \(page.next?.description ?? "none (newest)")"))
+    }
+
+    /// Reactions (`👍 3  🎉 1`) and files (`📎 report.pdf (120.0 KB)`) as lines under a message.
+    static func extras(_ details: MessageDetails) -> [String] {
+        var lines: [String] = []
+        if !details.reactions.isEmpty {
+            lines.append(
+                details.reactions.map { "\(MessageRenderer.emoji($0.name) ?? ":\($0.name):") \($0.count)" }
+                    .joined(separator: "  "))
+        }
+        for file in details.files {
+            let label = file.name ?? file.title ?? file.id ?? "file"
+            lines.append("📎 " + label + (file.size.map { " (\(Output.bytes($0)))" } ?? ""))
+        }
+        return lines
+    }
+
+    /// A renderer that knows the names of the users and conversations the page's messages mention.
+    func renderer(for messages: [Message]) throws -> MessageRenderer {
+        var renderer = MessageRenderer(width: Output.terminalWidth())
+        guard !options.compact else { return renderer }
+        var users = Set<String>()
+        var conversations = Set<String>()
+        for m in messages where m.text.contains("<") {
+            for piece in m.text.components(separatedBy: "<").dropFirst() {
+                let target = piece.prefix { $0 != ">" && $0 != "|" }
+                if target.hasPrefix("@") { users.insert(String(target.dropFirst())) }
+                if target.hasPrefix("#"), !piece.prefix(while: { $0 != ">" }).contains("|") {
+                    conversations.insert(String(target.dropFirst()))
+                }
+            }
+        }
+        renderer.userNames = try archive.archivedUsers(ids: users).mapValues(\.user.bestName)
+        for id in conversations.prefix(100) {
+            // An id the archive does not know stays an id.
+            if let found = try? archive.conversation(named: id) { renderer.conversationNames[id] = found.name }
+        }
+        return renderer
     }
 
     static func printStats(_ s: CacheStats) {

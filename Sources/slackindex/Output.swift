@@ -68,6 +68,16 @@ enum Output {
         return String(out)
     }
 
+    /// The columns of the terminal: `COLUMNS` when set (tests, scripts), else the terminal's size on a terminal,
+    /// else nil (no wrapping).
+    static func terminalWidth(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int? {
+        if let columns = environment["COLUMNS"].flatMap(Int.init), (20...10_000).contains(columns) { return columns }
+        guard stdoutIsTTY else { return nil }
+        var size = winsize()
+        guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 20 else { return 80 }
+        return Int(size.ws_col)
+    }
+
     /// Prints an Encodable value as one line of JSON.
     static func json(_ value: some Encodable) {
         let encoder = JSONEncoder()

@@ -233,7 +233,9 @@ struct SearchCommand: AsyncParsableCommand {
                     + Output.dim("  \(handle)", color: color)
                 Output.line(header)
                 Output.line(
-                    "  " + Output.highlighted(Output.oneLine(hit.snippet, width: 400), color: color, mark: highlight ?? ""))
+                    "  " + Output.highlighted(
+                        MessageRenderer.emojified(Output.oneLine(hit.snippet, width: 400)), color: color,
+                        mark: highlight ?? ""))
                 Output.flush()
             }
         }

@@ -264,3 +264,46 @@ import Testing
         #expect(!other.stderr.contains("Usage:"))
     }
 }
+
+/// Whole messages: wrapped with a hanging indent at the terminal's width, code blocks and quotes kept, links with
+/// their URL, mentions as names, standard emoji as emoji, reactions and files under the text.
+@Suite struct WholeMessageTests {
+    static var db: String { ConversationsCommandTests.db }
+
+    @Test func historyShowsWholeMessagesWrappedAtTheWidth() throws {
+        let run = try CLITests.run(["--db", Self.db, "history", "#general", "--limit", "6", "--tz", "UTC"], environment: ["COLUMNS": "80"])
+        #expect(run.status == 0)
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        for line in lines where !line.hasPrefix("previous:") && !line.hasPrefix("next:") {
+            #expect(line.count <= 80, "\(line)")
+        }
+        // The long message is whole (its end is there) and continues under its first word.
+        let start = try #require(lines.firstIndex { $0.contains("melissaw  However, even if it differs") })
+        let indent = try #require(lines[start].range(of: "However")).lowerBound.utf16Offset(in: lines[start])
+        #expect(lines[start + 1].prefix(indent).allSatisfy { $0 == " " } && lines[start + 1].dropFirst(indent).first != " ")
+        #expect(lines[start...].contains { $0.contains("expression list ✔️  [7 replies]") })
+        // Mentions are names, reactions are emoji with counts.
+        #expect(lines.contains { $0.contains("@Kwame Novák merged") })
+        #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces) == "😂 5" })
+        // --compact: one line each.
+        let compact = try CLITests.run(["--db", Self.db, "history", "#general", "--limit", "6", "--compact"])
+        #expect(compact.stdout.split(separator: "\n").count == 1 + 6 + 2)
+    }
+
+    @Test func codeBlocksQuotesAndLinks() {
+        var renderer = MessageRenderer(width: 40)
+        renderer.userNames = ["U1": "Ann"]
+        let text = "see <https://example.com/a|the docs> and <@U1> <!here> :thumbsup::skin-tone-3: :party_parrot:\n"
+            + "&gt; quoted &amp; kept\n```let x = 1\n    let y = 2 // a long code line that is never wrapped at all```\ndone"
+        let lines = renderer.lines(of: text, indent: 0)
+        #expect(
+            lines == [
+                "see the docs (https://example.com/a) and", "@Ann @here 👍🏼 :party_parrot:", "│ quoted & kept",
+                "  let x = 1", "      let y = 2 // a long code line that is never wrapped at all", "done",
+            ])
+        #expect(MessageRenderer.emoji("+1") == "👍" && MessageRenderer.emoji("man-shrugging") == "🤷‍♂️")
+        #expect(MessageRenderer.emojified("at 10:30:00 :tada::rocket:") == "at 10:30:00 🎉🚀")
+        #expect(MessageRenderer.columns("日本語 ok 🎉") == 6 + 1 + 2 + 1 + 2)
+        #expect(MessageRenderer.wrap("日本語日本語", width: 4, continuation: "") == ["日本", "語日", "本語"])
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+
+/// Renders Slack mrkdwn for the terminal: whole messages, wrapped to a width with their line breaks, ``` code
+/// blocks ``` kept as written, `>` quotes marked with a bar, `<url|text>` as text and URL, mentions and channel
+/// references as names, standard emoji shortcodes (with skin tones) as emoji. Custom emoji stay `:name:`.
+///
+/// Plain text in, plain text out: the CLI adds its styles and passes data through `Output.terminalText`.
+package struct MessageRenderer {
+    /// Columns a line may take; nil: no wrapping (piped output without `COLUMNS`).
+    package var width: Int?
+    /// Shown names of users by id, for `<@U…>` mentions.
+    package var userNames: [String: String] = [:]
+    /// Shown names of conversations by id, for `<#C…>` references that carry no label.
+    package var conversationNames: [String: String] = [:]
+
+    package init(width: Int?) {
+        self.width = width
+    }
+
+    /// The message's lines, each at most `width - indent` columns (code lines excepted: they are never broken).
+    package func lines(of mrkdwn: String, indent: Int) -> [String] {
+        let room = width.map { max(20, $0 - indent) }
+        var out: [String] = []
+        var inCode = false
+        for raw in mrkdwn.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = String(raw)
+            // ``` opens or closes a code block; text on the fence's line belongs to the block.
+            let fences = line.components(separatedBy: "```").count - 1
+            if inCode || fences > 0 {
+                let code = Self.entities(line.replacingOccurrences(of: "```", with: ""))
+                if !(fences > 0 && code.trimmingCharacters(in: .whitespaces).isEmpty) { out.append("  " + code) }
+                if fences % 2 == 1 { inCode.toggle() }
+                continue
+            }
+            var prefix = ""
+            if line.hasPrefix("&gt;") || line.hasPrefix(">") {
+                line = String(line.dropFirst(line.hasPrefix("&gt;") ? 4 : 1))
+                if line.hasPrefix(" ") { line.removeFirst() }
+                prefix = "│ "
+            }
+            let text = prefix + inline(line)
+            out += room.map { Self.wrap(text, width: $0, continuation: prefix) } ?? [text]
+        }
+        while out.last?.isEmpty == true { out.removeLast() }
+        return out
+    }
+
+    /// One line of mrkdwn with its `<…>` references, entities and emoji rendered.
+    package func inline(_ mrkdwn: String) -> String {
+        var out = ""
+        var rest = Substring(mrkdwn)
+        while let open = rest.firstIndex(of: "<") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: ">") else {
+                out += rest[open...]
+                rest = ""
+                break
+            }
+            out += reference(String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        out += rest
+        return Self.emojified(Self.entities(out))
+    }
+
+    /// `@U1|name` → `@name`, `#C1|general` → `#general`, `!here` → `@here`, `url|label` → `label (url)`.
+    private func reference(_ inner: String) -> String {
+        let parts = inner.split(separator: "|", maxSplits: 1).map(String.init)
+        let target = parts.first ?? ""
+        let label = parts.count > 1 ? parts[1] : nil
+        switch target.first {
+        case "@":
+            let id = String(target.dropFirst())
+            return "@" + (userNames[id] ?? label ?? id)
+        case "#":
+            let id = String(target.dropFirst())
+            return "#" + (label ?? conversationNames[id] ?? id)
+        case "!":
+            if let label { return label }
+            let name = target.dropFirst().prefix { $0 != "^" }
+            return "@" + name
+        default:
+            guard let label, !label.isEmpty, label != target else { return target }
+            let bare = target.hasPrefix("mailto:") ? String(target.dropFirst(7)) : target
+            return label == bare ? label : "\(label) (\(bare))"
+        }
+    }
+
+    /// `&amp;`, `&lt;`, `&gt;` as Slack escapes them.
+    static func entities(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        return text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// The standard emoji by name (`-` and `_` alike), parsed from `standardEmojiTable` on first use.
+    static let emojiByName: [String: String] = {
+        var table: [String: String] = [:]
+        table.reserveCapacity(3_000)
+        for line in standardEmojiTable.split(separator: "\n") {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            table[String(line[..<space])] = String(line[line.index(after: space)...])
+        }
+        return table
+    }()
+
+    /// The emoji for `name` (`thumbsup`, `+1`, `man-shrugging`, `wave::skin-tone-3`), or nil for a custom one.
+    package static func emoji(_ name: String) -> String? {
+        let parts = name.components(separatedBy: "::")
+        guard let base = emojiByName[parts[0].lowercased().replacingOccurrences(of: "-", with: "_")] else { return nil }
+        guard parts.count == 2, parts[1].hasPrefix("skin-tone-"), let tone = Int(parts[1].dropFirst(10)),
+            (2...6).contains(tone), let modifier = Unicode.Scalar(0x1F3FB + UInt32(tone - 2))
+        else { return base }
+        // The modifier follows the base emoji's first scalar (dropping an emoji-presentation selector).
+        var scalars = Array(base.unicodeScalars.filter { $0 != "\u{FE0F}" })
+        scalars.insert(modifier, at: min(1, scalars.count))
+        return String(String.UnicodeScalarView(scalars))
+    }
+
+    /// `:name:` and `:name::skin-tone-N:` replaced by their emoji where they are standard ones.
+    package static func emojified(_ text: String) -> String {
+        guard text.contains(":") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let colon = rest.firstIndex(of: ":") {
+            out += rest[..<colon]
+            let after = rest[rest.index(after: colon)...]
+            let name = after.prefix { $0.isLetter || $0.isNumber || "_+-".contains($0) }
+            var end = name.endIndex
+            var full = String(name)
+            if end < after.endIndex, after[end...].hasPrefix("::skin-tone-") {
+                let tone = after[after.index(end, offsetBy: 2)...].prefix { $0 != ":" }
+                full += "::" + tone
+                end = tone.endIndex
+            }
+            if !name.isEmpty, end < after.endIndex, after[end] == ":", name.count <= 64, let emoji = emoji(full) {
+                out += emoji
+                rest = after[after.index(after: end)...]
+            } else {
+                out += ":"
+                rest = after
+            }
+        }
+        return out + rest
+    }
+
+    /// `text` broken at spaces into lines of at most `width` columns (a longer word is cut); continuation lines
+    /// start with `continuation` (the quote bar).
+    package static func wrap(_ text: String, width: Int, continuation: String) -> [String] {
+        guard columns(text) > width else { return [text] }
+        var lines: [String] = []
+        var line = ""
+        var used = 0
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            var word = String(word)
+            var size = columns(word)
+            if used > 0, used + 1 + size > width {
+                lines.append(line)
+                line = continuation
+                used = columns(continuation)
+            } else if used > 0 || !line.isEmpty {
+                line += " "
+                used += 1
+            }
+            while used + size > width, !word.isEmpty {
+                // A word longer than a line: as much as fits, then the rest on the next.
+                var piece = ""
+                var pieceSize = 0
+                for character in word {
+                    let w = columns(String(character))
+                    if used + pieceSize + w > width, pieceSize > 0 || used > 0 { break }
+                    piece.append(character)
+                    pieceSize += w
+                }
+                lines.append(line + piece)
+                word.removeFirst(piece.count)
+                size = columns(word)
+                line = continuation
+                used = columns(continuation)
+            }
+            line += word
+            used += size
+        }
+        lines.append(line)
+        return lines
+    }
+
+    /// Terminal columns `text` takes: 2 for wide (East Asian) characters and emoji, 0 for combining marks.
+    package static func columns(_ text: String) -> Int {
+        var total = 0
+        for character in text {
+            guard let first = character.unicodeScalars.first else { continue }
+            let v = first.value
+            if first.properties.isEmojiPresentation || character.unicodeScalars.contains("\u{FE0F}") {
+                total += 2
+            } else if (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+                || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
+                || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v)
+            {
+                total += 2
+            } else if first.properties.generalCategory == .nonspacingMark || v < 0x20 {
+                continue
+            } else {
+                total += 1
+            }
+        }
+        return total
+    }
+}
