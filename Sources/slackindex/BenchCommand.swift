@@ -56,7 +56,7 @@ struct BenchCommand: ParsableCommand {
             abstract: "Run a search workload against the archive: p50/p95/p99/max latency and hits.",
             discussion: """
                 The built-in workload draws 200 queries from the archive's own vocabulary with a fixed seed:
-                rare, medium and very common words, phrases, prefixes, words with filters, filters alone.
+                rare, medium and very common words, phrases, prefixes, words with filters, filters alone. \
                 --queries FILE takes one query per line instead.
 
                 Examples:
@@ -88,8 +88,9 @@ struct BenchCommand: ParsableCommand {
             bench.warmup = max(0, warmup)
             let workload: [SearchBench.Query]
             if let queries {
-                guard let text = try? String(contentsOfFile: queries, encoding: .utf8) else {
-                    throw ValidationError("Could not read --queries file '\(queries)'.")
+                let text: String
+                do { text = try String(contentsOfFile: queries, encoding: .utf8) } catch {
+                    throw ValidationError("Could not read --queries file '\(queries)': \(error.localizedDescription)")
                 }
                 workload = text.split(whereSeparator: \.isNewline).map { SearchBench.Query(kind: "user", text: String($0)) }
             } else {
@@ -99,13 +100,11 @@ struct BenchCommand: ParsableCommand {
             if let plot { try BenchCommand.write(result.plot().render(), to: plot) }
             if json { return Output.json(SearchJSON(result: result)) }
             Output.line("search: \(result.queries) queries × \(result.runs) runs, \(Output.count(result.hits)) hits per pass")
-            Output.line("  kind          n     p50 ms   p95 ms   p99 ms   max ms")
-            for (kind, s) in result.byKind.sorted(by: { $0.key < $1.key }) + [("all", result.overall)] {
-                Output.line(
-                    String(
-                        format: "  %-11@ %5d %9.2f %8.2f %8.2f %8.2f", kind as NSString, s.count / max(1, result.runs),
-                        s.p50, s.p95, s.p99, s.max))
+            let rows = (result.byKind.sorted(by: { $0.key < $1.key }) + [("all", result.overall)]).map { kind, s in
+                ["  " + kind, String(s.count / max(1, result.runs))]
+                    + [s.p50, s.p95, s.p99, s.max].map { String(format: "%.2f", $0) }
             }
+            Output.table(header: ["  kind", "n", "p50 ms", "p95 ms", "p99 ms", "max ms"], rows: rows, rightAligned: [1, 2, 3, 4, 5])
         }
     }
 
@@ -140,11 +139,10 @@ struct BenchCommand: ParsableCommand {
             if let plot { try BenchCommand.write(result.plot().render(), to: plot) }
             if json { return Output.json(result) }
             Output.line("timeline: pages of \(result.pageSize), p50 of \(runs) reads")
-            Output.line("  conversation        depth    keyset ms   OFFSET ms")
-            for d in result.depths {
-                Output.line(
-                    String(format: "  %-18@ %7d %11.3f %11.3f", d.conversation as NSString, d.depth, d.keysetMs, d.offsetMs))
+            let rows = result.depths.map { d in
+                ["  " + d.conversation, String(d.depth), String(format: "%.3f", d.keysetMs), String(format: "%.3f", d.offsetMs)]
             }
+            Output.table(header: ["  conversation", "depth", "keyset ms", "OFFSET ms"], rows: rows, rightAligned: [1, 2, 3])
             Output.line(String(format: "  cache hit           %.4f ms", result.cacheHitMs))
             Output.line(
                 String(

@@ -45,9 +45,9 @@ struct HistoryCommand: ParsableCommand {
         commandName: "history",
         abstract: "Show a page of a conversation: top-level messages and thread broadcasts, oldest to newest.",
         discussion: """
-            Without a position it shows the newest page. Positions are a Slack ts, a permalink,
-            CONVERSATION/TS as search hits print them, or a date: 2024-05-01, 2024-05-01T14:30, yesterday,
-            monday, may, "last week", "3 days ago" (the start of what it names, in --tz). Each page ends with
+            Without a position it shows the newest page. Positions are a Slack ts, a permalink, \
+            CONVERSATION/TS as search hits print them, or a date: 2024-05-01, 2024-05-01T14:30, yesterday, \
+            monday, may, "last week", "3 days ago" (the start of what it names, in --tz). Each page ends with \
             cursors for the previous (older) and next (newer) page: pass one to --cursor.
 
             Examples:

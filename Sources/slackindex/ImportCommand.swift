@@ -7,14 +7,14 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import Slack exports (zip or folder) and API sync pages into the archive.",
         discussion: """
-            Streams one day file at a time; importing the same export again changes nothing and reports
-            its messages as unchanged. Malformed files are reported with their path and the rest imports.
-            Sync pages (conversations.history/replies responses, message_changed/message_deleted event
-            pages, JSON arrays of messages) are recognised by content; edits replace text, deletions leave
+            Streams one day file at a time; importing the same export again changes nothing and reports \
+            its messages as unchanged. Malformed files are reported with their path and the rest imports. \
+            Sync pages (conversations.history/replies responses, message_changed/message_deleted event \
+            pages, JSON arrays of messages) are recognised by content; edits replace text, deletions leave \
             search and history.
 
-            Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be
-            imported or the import stopped (a full disk: what was committed stays, and running the same
+            Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
+            imported or the import stopped (a full disk: what was committed stays, and running the same \
             import again adds the rest).
 
             Examples:

@@ -7,17 +7,17 @@ struct SearchCommand: AsyncParsableCommand {
         commandName: "search",
         abstract: "Search the archive with Slack's query syntax.",
         discussion: """
-            Words, "exact phrases", -excluded words, prefix* and Slack's modifiers: in:#channel, in:@user
-            (a DM), from:@user, to:@user, with:@user, before:/after:/on:/during: with a date (2024-05-01,
-            2024-05, 2024, may, today, yesterday, monday, "last week", "last month", "3 days ago"),
-            has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread, and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches.
+            Words, "exact phrases", -excluded words, prefix* and Slack's modifiers: in:#channel, in:@user \
+            (a DM), from:@user, to:@user, with:@user, before:/after:/on:/during: with a date (2024-05-01, \
+            2024-05, 2024, may, today, yesterday, monday, "last week", "last month", "3 days ago"), \
+            has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread, and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches. \
             Anything the parser cannot use is searched as words, and stderr says so.
 
-            With --remote URL (or "remote" in the config file) the query also runs on a Slack-compatible
-            search.messages service (Slack, or another archive's `serve`; token from
-            SLACKINDEX_REMOTE_TOKEN or "remote_token" in the config file, or for slack.com your Slack token). Both run at once; hits are merged by reciprocal rank fusion, one per
-            conversation and ts, each marked local, remote or both. The remote gets --deadline seconds;
-            when it is slow, failing or rate-limited the local hits print anyway, stderr says why, and
+            With --remote URL (or "remote" in the config file) the query also runs on a Slack-compatible \
+            search.messages service (Slack, or another archive's `serve`; token from \
+            SLACKINDEX_REMOTE_TOKEN or "remote_token" in the config file, or for slack.com your Slack token). Both run at once; hits are merged by reciprocal rank fusion, one per \
+            conversation and ts, each marked local, remote or both. The remote gets --deadline seconds; \
+            when it is slow, failing or rate-limited the local hits print anyway, stderr says why, and \
             JSON lines carry "partial": true.
 
             Exit status: 0 with hits, 1 with none, 64 for a bad flag or an empty query.

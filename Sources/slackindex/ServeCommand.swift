@@ -10,10 +10,10 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the archive as a subset of Slack's Web API (for slack_sdk, scripts and tools).",
         discussion: """
-            Answers auth.test, users.list, users.info, conversations.list, conversations.info,
-            conversations.history, conversations.replies, search.messages and chat.getPermalink at
-            http://HOST:PORT/api/METHOD, as Slack does (GET or POST, `Authorization: Bearer TOKEN`).
-            Make tokens with `slackindex token create`. Prints one line with the URL once listening;
+            Answers auth.test, users.list, users.info, conversations.list, conversations.info, \
+            conversations.history, conversations.replies, search.messages and chat.getPermalink at \
+            http://HOST:PORT/api/METHOD, as Slack does (GET or POST, `Authorization: Bearer TOKEN`). \
+            Make tokens with `slackindex token create`. Prints one line with the URL once listening; \
             stops on Ctrl-C (SIGINT) or SIGTERM.
 
             Examples:

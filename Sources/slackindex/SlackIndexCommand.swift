@@ -10,7 +10,7 @@ struct SlackIndexCommand: AsyncParsableCommand {
         commandName: "slackindex",
         abstract: "A private, fast, searchable archive of Slack history on your own disk.",
         discussion: """
-            Import a Slack export (zip or folder), then search it with Slack's own syntax and read
+            Import a Slack export (zip or folder), then search it with Slack's own syntax and read \
             conversations page by page. Everything stays in one SQLite file (see --db).
 
             Examples:

@@ -8,16 +8,16 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Bring the archive up to date from Slack's Web API (or another archive's `serve`).",
         discussion: """
-            Lists users and conversations, then fetches each conversation's history from the newest
-            message the archive has (nothing it holds is fetched again) and the replies of threads with
-            new activity. Every page is stored with where the next one starts, so an interrupted sync
-            (Ctrl-C, kill, network loss) resumes where it stopped when run again. HTTP 429 Retry-After is
+            Lists users and conversations, then fetches each conversation's history from the newest \
+            message the archive has (nothing it holds is fetched again) and the replies of threads with \
+            new activity. Every page is stored with where the next one starts, so an interrupted sync \
+            (Ctrl-C, kill, network loss) resumes where it stopped when run again. HTTP 429 Retry-After is \
             honoured exactly; 5xx answers and dropped connections are retried with backoff.
 
-            The token comes from SLACK_TOKEN, else "token" in the config file (which must then be
+            The token comes from SLACK_TOKEN, else "token" in the config file (which must then be \
             readable by its owner only: chmod 600). It is never printed.
 
-            Exit status: 0 done, 2 done but some conversations or messages were refused or skipped,
+            Exit status: 0 done, 2 done but some conversations or messages were refused or skipped, \
             1 the sync could not run (see the message).
 
             Examples:

@@ -8,8 +8,8 @@ struct TokenCommand: ParsableCommand {
         commandName: "token",
         abstract: "Make, list and revoke the tokens `slackindex serve` accepts.",
         discussion: """
-            A token acts as one user of the archive: it sees public channels and the private channels,
-            DMs and group DMs that user is a member of (--admin: every conversation). The archive keeps only
+            A token acts as one user of the archive: it sees public channels and the private channels, \
+            DMs and group DMs that user is a member of (--admin: every conversation). The archive keeps only \
             a hash of each token: `create` prints it once.
 
             Examples:

@@ -307,3 +307,36 @@ import Testing
         #expect(MessageRenderer.wrap("日本語日本語", width: 4, continuation: "") == ["日本", "語日", "本語"])
     }
 }
+
+@Suite struct HelpAndCompletionTests {
+    /// Help paragraphs come out wrapped by argument-parser at the width, not at the source's line breaks.
+    @Test(arguments: ["search", "import", "sync", "serve", "history", "conversations"])
+    func helpIsWrappedToTheTerminal(command: String) throws {
+        let run = try CLITests.run([command, "--help"], environment: ["COLUMNS": "60"])
+        #expect(run.status == 0)
+        let prose = run.stdout.split(separator: "\n").prefix { !$0.hasPrefix("Examples:") && !$0.hasPrefix("USAGE") }
+        for line in prose { #expect(line.count <= 60, "\(command): \(line)") }
+        // Not hand-wrapped: on a wide terminal the first paragraph's first line is as long as the paragraph allows.
+        let wide = try CLITests.run([command, "--help"], environment: ["COLUMNS": "400"])
+        let paragraphs = wide.stdout.components(separatedBy: "\n\n")
+        #expect(paragraphs.count > 2)
+        let first = paragraphs[1]
+        let firstLine = first.split(separator: "\n").first ?? ""
+        #expect(firstLine.count >= min(first.count, 300), "\(command): '\(first)'")
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func completionScriptsNameTheCommands(shell: String) throws {
+        let run = try CLITests.run(["--generate-completion-script", shell])
+        #expect(run.status == 0)
+        for command in ["search", "history", "conversations", "import"] { #expect(run.stdout.contains(command)) }
+    }
+
+    @Test func benchTablesAreAligned() throws {
+        let run = try CLITests.run(["--db", ConversationsCommandTests.db, "bench", "search", "--runs", "1", "--warmup", "0"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let table = run.stdout.split(separator: "\n").dropFirst()
+        let ends = Set(table.map { $0.count })
+        #expect(table.count >= 3 && ends.count == 1, "\(run.stdout)")
+    }
+}
