@@ -126,6 +126,26 @@ struct FakeRemoteSearch: RemoteSearch {
         #expect(remote.message.conversation == "#elsewhere")
     }
 
+    /// A remote hit the archive lacks shows its author by the name local hits use, when the archive knows them.
+    @Test func remoteHitsShowLocalNames() async throws {
+        let archive = try Self.archive()
+        let page = RemotePage(
+            hits: [
+                RemoteHit(
+                    conversationID: "C9", conversationName: "elsewhere", ts: "1700000300.000100", userID: "U1",
+                    username: "ann", text: "deploy by ann elsewhere", snippet: "\u{E000}deploy\u{E001} by ann"),
+            ] + Self.remotePage.hits, total: 3)
+        let results = try await withTaskExecutorPreference(ThreadTaskExecutor.shared) {
+            try await SearchEngine(archive: archive).search(
+                "deploy", options: SearchOptions(),
+                remote: FakeRemoteSearch(behaviour: .answer(page, after: .milliseconds(10))), deadline: .seconds(2))
+        }
+        let users = Dictionary(uniqueKeysWithValues: results.hits.map { ($0.message.ts, $0.message.user) })
+        #expect(users["1700000300.000100"] == "Ann Lee")  // known here: the local name, not the handle
+        #expect(users["1700000000.000100"] == "Ann Lee")  // held locally
+        #expect(users["1700000200.000100"] == "zed")  // unknown here: the remote's handle
+    }
+
     @Test(arguments: [
         FakeRemoteSearch.Behaviour.hang,
         .answer(remotePage, after: .seconds(5)),

@@ -93,6 +93,9 @@ extension SearchEngine {
             let known = try archive.conversations()
             let names = Dictionary(known.map { ($0.id, $0.displayName) }, uniquingKeysWith: { a, _ in a })
             let byID = Dictionary(known.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            // Remote hits the archive lacks show their author as local hits do (display name, not handle) when
+            // the archive knows the user.
+            let shownNames = try archive.archivedUsers(ids: Set(page.hits.compactMap(\.userID))).mapValues(\.user.bestName)
             var missing: [RemoteHit] = []
             for hit in page.hits {
                 guard let tsKey = SlackTimestamp.parseKey(hit.ts) else { continue }
@@ -110,7 +113,8 @@ extension SearchEngine {
                     rowID: 0, conversationID: hit.conversationID,
                     conversation: names[hit.conversationID] ?? hit.conversationName.map { "#" + $0 }
                         ?? hit.conversationID,
-                    ts: hit.ts, tsKey: tsKey, userID: hit.userID, user: hit.username ?? hit.userID, text: hit.text,
+                    ts: hit.ts, tsKey: tsKey, userID: hit.userID,
+                    user: hit.userID.flatMap { shownNames[$0] } ?? hit.username ?? hit.userID, text: hit.text,
                     plainText: hit.text, subtype: nil, threadTS: nil, replyCount: 0, editedTS: nil, isDeleted: false,
                     flags: [], sortKey: tsKey)
                 remoteHits.append(
