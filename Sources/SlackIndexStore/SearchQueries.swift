@@ -255,9 +255,12 @@ extension Archive {
     /// How many messages match.
     ///
     /// - Complexity: O(matches).
-    package func searchCount(_ s: ResolvedSearch) throws -> Int {
+    package func searchCount(_ s: ResolvedSearch, cap: Int? = nil) throws -> Int {
         let (where_, filterArguments) = Archive.conditions(s)
         let (low, high) = Archive.sortKeyRange(s)
+        // With a cap the scan stops at that many matches: "the" on 1M messages counts in 0.6 s, its first 1,000
+        // in a few ms.
+        let limit = cap.map { " LIMIT \(max(0, $0))" } ?? ""
         return try pool.read { db in
             if let positive = FTS5Query.match(s).positive {
                 var arguments: StatementArguments = [positive, low, high]
@@ -265,14 +268,16 @@ extension Archive {
                 return try Int.fetchOne(
                     db,
                     sql: """
-                        SELECT count(*) FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
-                        WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
+                        SELECT count(*) FROM (
+                            SELECT 1 FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
+                            WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
+                            \(limit))
                         """, arguments: arguments) ?? 0
             }
             var arguments: StatementArguments = [low, high]
             arguments += filterArguments
             return try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM message m WHERE m.id >= ? AND m.id < ? AND \(where_)",
+                db, sql: "SELECT count(*) FROM (SELECT 1 FROM message m WHERE m.id >= ? AND m.id < ? AND \(where_)\(limit))",
                 arguments: arguments) ?? 0
         }
     }

@@ -61,7 +61,7 @@ struct ConversationsCommand: ParsableCommand {
         let day = { (seconds: Int64?) in seconds.map { String(Output.localTime($0, timeZone: timeZone).prefix(10)) } ?? "-" }
         let table = rows.map { row in
             [
-                row.conversation.kind.rawValue, row.conversation.displayName, row.conversation.id,
+                row.conversation.kind.rawValue, Output.oneLine(row.conversation.displayName, width: 40), row.conversation.id,
                 Output.count(row.conversation.members.count), Output.count(row.messages), day(row.firstSeconds),
                 day(row.lastSeconds), Self.syncState(row),
             ]

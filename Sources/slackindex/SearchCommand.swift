@@ -221,6 +221,7 @@ struct SearchCommand: AsyncParsableCommand {
         case .text:
             if hits.isEmpty { Output.error("No messages match '\(text)'.") }
             let color = Output.color && !noColor
+            let width = Output.terminalWidth()
             for hit in hits {
                 let m = hit.message
                 // The handle opens the hit in context: `slackindex history HANDLE` (or `thread HANDLE`).
@@ -232,17 +233,23 @@ struct SearchCommand: AsyncParsableCommand {
                     + (partial != nil ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
                     + Output.dim("  \(handle)", color: color)
                 Output.line(header)
-                Output.line(
-                    "  " + Output.highlighted(
-                        MessageRenderer.emojified(Output.oneLine(hit.snippet, width: 400)), color: color,
-                        mark: highlight ?? ""))
+                // Snippets: one paragraph, emoji rendered, wrapped under a two-space indent at the terminal width.
+                let snippet = MessageRenderer.emojified(Output.oneLine(hit.snippet, width: 400))
+                let lines = width.map { MessageRenderer.wrap(snippet, width: $0 - 2, continuation: "") } ?? [snippet]
+                for line in lines {
+                    Output.line("  " + Output.highlighted(line, color: color, mark: highlight ?? ""))
+                }
                 Output.flush()
             }
         }
         if hits.count == limit, partial == nil, format == .text {
-            // Counting is one more query (the index, no rows or snippets): worth it to say what the limit hid.
-            let total = try engine.count(parsed, text: text, options: options).0
-            if total > hits.count {
+            // One more query, capped: it stops at 1,000 matches, so a common word costs milliseconds, not a
+            // count of the whole index.
+            let cap = 1_000
+            let total = try engine.count(parsed, text: text, options: options, cap: cap).0
+            if total >= cap {
+                Output.error("\(Output.count(hits.count)) of \(Output.count(cap)) or more shown; --count for how many.")
+            } else if total > hits.count {
                 Output.error("\(Output.count(hits.count)) of \(Output.count(total)) shown; --limit \(total) for all.")
             }
         }

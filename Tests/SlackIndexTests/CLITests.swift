@@ -31,6 +31,7 @@ import Testing
         process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        env["COLUMNS"] = nil  // output is wrapped only when a test asks for a width
         env.merge(environment) { _, new in new }
         process.environment = env
         let out = Pipe()

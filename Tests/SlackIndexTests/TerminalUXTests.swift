@@ -230,6 +230,9 @@ import Testing
         #expect(search.stderr.contains("3 of ") && search.stderr.contains("shown; --limit "), "\(search.stderr)")
         let all = try CLITests.run(["--db", Self.db, "search", "deploy", "--limit", "1000"])
         #expect(!all.stderr.contains("shown;"))
+        // A common word is counted only up to 1,000 (a full count of "the" on 1M messages took 0.6 s).
+        let common = try CLITests.run(["--db", Self.db, "search", "the"])
+        #expect(common.stderr.contains("20 of 1,000 or more shown; --count for how many."), "\(common.stderr)")
     }
 
     @Test func aReplyOpensItsThread() throws {
@@ -338,5 +341,37 @@ import Testing
         let table = run.stdout.split(separator: "\n").dropFirst()
         let ends = Set(table.map { $0.count })
         #expect(table.count >= 3 && ends.count == 1, "\(run.stdout)")
+    }
+}
+
+/// Golden output at a fixed width (COLUMNS=80) and time zone (UTC), as argument-parser's own end-to-end tests do:
+/// each file in Tests/Golden holds a command, its stdout, stderr and exit status. `SLACKINDEX_UPDATE_GOLDEN=1
+/// swift test --filter GoldenOutputTests` rewrites them (then read the diff).
+@Suite struct GoldenOutputTests {
+    static let folder = TestSupport.root.appendingPathComponent("Tests/Golden")
+
+    @Test(arguments: [
+        ("history-general", ["history", "#general", "--limit", "6", "--tz", "UTC"]),
+        ("history-hit-marked", ["history", "#dev/1714146569.016512", "--limit", "3", "--tz", "UTC"]),
+        ("history-reply-opens-thread", ["history", "#android/1709763021.521375", "--limit", "4", "--tz", "UTC"]),
+        ("history-compact", ["history", "#marketing", "--limit", "3", "--compact", "--tz", "UTC"]),
+        ("search-text", ["search", "\"data descriptor\"", "--limit", "2", "--tz", "UTC"]),
+        ("search-csv", ["search", "\"data descriptor\"", "--limit", "1", "--format", "csv", "--tz", "UTC"]),
+        ("conversations", ["conversations", "--tz", "UTC"]),
+        ("unknown-conversation", ["history", "genral"]),
+        ("unreadable-date", ["history", "general", "--before", "03/15/2024"]),
+    ] as [(String, [String])])
+    func outputMatchesTheGoldenFile(name: String, arguments: [String]) throws {
+        let run = try CLITests.run(
+            ["--db", ConversationsCommandTests.db] + arguments, environment: ["COLUMNS": "80", "NO_COLOR": "1"])
+        let text = "$ slackindex \(arguments.joined(separator: " "))\n--- stdout\n\(run.stdout)--- stderr\n\(run.stderr)"
+            + "--- status \(run.status)\n"
+        let file = Self.folder.appendingPathComponent(name + ".txt")
+        if ProcessInfo.processInfo.environment["SLACKINDEX_UPDATE_GOLDEN"] == "1" {
+            try FileManager.default.createDirectory(at: Self.folder, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: file)
+        }
+        let expected = try String(contentsOf: file, encoding: .utf8)
+        #expect(text == expected, "\(name): run with SLACKINDEX_UPDATE_GOLDEN=1 and compare")
     }
 }

@@ -185,7 +185,8 @@ package struct MessageRenderer {
         return lines
     }
 
-    /// Terminal columns `text` takes: 2 for wide (East Asian) characters and emoji, 0 for combining marks.
+    /// Terminal columns `text` takes: 2 for wide (East Asian) characters and emoji, 0 for combining marks and the
+    /// highlight markers U+E000/U+E001.
     package static func columns(_ text: String) -> Int {
         var total = 0
         for character in text {
@@ -198,7 +199,8 @@ package struct MessageRenderer {
                 || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v)
             {
                 total += 2
-            } else if first.properties.generalCategory == .nonspacingMark || v < 0x20 {
+            } else if first.properties.generalCategory == .nonspacingMark || v < 0x20 || v == 0xE000 || v == 0xE001 {
+                // Combining marks, controls and the snippet's highlight markers take no column.
                 continue
             } else {
                 total += 1

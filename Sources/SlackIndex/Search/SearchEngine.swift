@@ -183,11 +183,14 @@ public struct SearchEngine: Sendable {
     }
 
     /// How many messages a parsed query matches (exact, not windowed).
-    package func count(_ query: SearchQuery, text: String, options: SearchOptions) throws -> (Int, [String]) {
+    /// - Parameter cap: stop counting at this many (the answer is then `cap`); nil counts them all.
+    package func count(_ query: SearchQuery, text: String, options: SearchOptions, cap: Int? = nil) throws
+        -> (Int, [String])
+    {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         guard let resolved = try resolve(query, options: options) else { return (0, query.notes) }
         if resolved.words.isEmpty && query.terms.contains(where: { !$0.negated }) { return (0, query.notes) }
-        return (try archive.searchCount(resolved), query.notes)
+        return (try archive.searchCount(resolved, cap: cap), query.notes)
     }
 
     /// Relevance: bm25 (more negative is better) scaled up for recent messages, newest first on ties.
