@@ -1,5 +1,19 @@
 import SlackIndex
 
+/// The exit statuses every command shares (the README's "Exit status" table); commands document their own use
+/// of 1 and 2 in their help.
+enum ExitStatus {
+    /// Something went wrong, or (search, conversations) nothing was found.
+    static let failure: Int32 = 1
+    /// Done in part (files or messages skipped, gaps), or no archive to read.
+    static let partial: Int32 = 2
+    /// The command line is wrong: an unknown command or flag, a bad value, an empty query (sysexits' EX_USAGE,
+    /// as argument-parser uses for its own validation errors).
+    static let usage: Int32 = 64
+    /// Stopped by Ctrl-C (128 + SIGINT) after saving what was done.
+    static let interrupted: Int32 = 130
+}
+
 /// A library error told in this command line's terms: the library speaks of archives, paths and options; the
 /// CLI says which flag, variable or command does it.
 struct CommandError: Error, CustomStringConvertible {
@@ -25,7 +39,9 @@ struct CommandError: Error, CustomStringConvertible {
                     + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
                     + " `slackindex token users` lists them all (handles, names or ids).")
         case StoreError.noArchive:
-            CommandError(description: "\(error)", status: 2)
+            CommandError(description: "\(error)", status: ExitStatus.partial)
+        case SearchError.nothingToSearch:
+            CommandError(description: "\(error)", status: ExitStatus.usage)
         case SearchError.meUnknown:
             CommandError(
                 description: "'me' needs to know who you are: pass --me HANDLE, set SLACKINDEX_ME, or put "

@@ -53,7 +53,7 @@ struct ConversationsCommand: ParsableCommand {
         }
         if rows.isEmpty {
             if !json { Output.error("No conversations" + (filter.map { " match '\($0)'" } ?? " in the archive") + ".") }
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure)
         }
     }
 

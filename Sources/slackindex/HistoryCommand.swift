@@ -204,7 +204,7 @@ extension PageOptions {
                     let owner = (try? archive.conversation(named: parsed.conversationID))?.displayName ?? parsed.conversationID
                     throw CommandError(
                         description: "--cursor continues \(owner), not \(named.displayName): drop the conversation "
-                            + "argument or the cursor.", status: 64)
+                            + "argument or the cursor.", status: ExitStatus.usage)
                 }
             }
             let page = try timeline.page(

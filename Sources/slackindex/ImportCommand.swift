@@ -15,6 +15,7 @@ struct ImportCommand: ParsableCommand {
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \
+            import again adds the rest), 130 stopped by Ctrl-C (what was read is saved; running the same \
             import again adds the rest).
 
             Examples:
@@ -66,8 +67,14 @@ struct ImportCommand: ParsableCommand {
 
     private func importAll() throws -> ImportSummary {
         let archive = try global.openArchive()
-        let importer = Importer(archive: archive)
+        let stop = StopSignal()
+        let importer = Importer(archive: archive, stop: stop)
         let reporter = ProgressReporter(enabled: !quiet)
+        let interrupts = InterruptHandler {
+            stop.request()
+            Output.error("\nStopping after the messages being written (Ctrl-C again quits at once).")
+        }
+        defer { interrupts.cancel() }
         let summary = importer.importPaths(paths, conversation: conversation) { progress in reporter.update(progress) }
         reporter.finish()
         return summary
@@ -83,10 +90,17 @@ struct ImportCommand: ParsableCommand {
         }
         if let stopped = summary.stopped {
             if !json { Output.error("Error: the import stopped: \(stopped)") }
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure)
         }
-        if nothingImported { throw ExitCode(1) }
-        if summary.hasSkips { throw ExitCode(2) }
+        if summary.interrupted {
+            Output.error(
+                "Interrupted: \(Output.count(summary.messagesAdded + summary.messagesUpdated)) messages saved"
+                    + (nothingImported ? "" : " to \(database)")
+                    + "; the same import run again adds the rest (nothing is imported twice).")
+            throw ExitCode(ExitStatus.interrupted)
+        }
+        if nothingImported { throw ExitCode(ExitStatus.failure) }
+        if summary.hasSkips { throw ExitCode(ExitStatus.partial) }
     }
 
     private func printSummary(_ s: ImportSummary, database: String) {

@@ -157,14 +157,14 @@ struct SearchCommand: AsyncParsableCommand {
         if let unread = parsed.unreadDates.first {
             // Slack searches a date it cannot read as words; here that would quietly match nothing.
             throw CommandError(
-                description: "'\(unread)' does not hold a date. Dates are \(DateExpression.acceptedForms).", status: 64)
+                description: "'\(unread)' does not hold a date. Dates are \(DateExpression.acceptedForms).", status: ExitStatus.usage)
         }
         let text = query.joined(separator: " ")
         if count {
             let (total, notes) = try engine.count(parsed, text: text, options: options)
             for note in notes { Output.error("note: \(note)") }
             Output.line(String(total))
-            if total == 0 { throw ExitCode(1) }
+            if total == 0 { throw ExitCode(ExitStatus.failure) }
             return
         }
         let hits: [SearchHit]
@@ -253,7 +253,7 @@ struct SearchCommand: AsyncParsableCommand {
                 Output.error("\(Output.count(hits.count)) of \(Output.count(total)) shown; --limit \(total) for all.")
             }
         }
-        if hits.isEmpty { throw ExitCode(1) }
+        if hits.isEmpty { throw ExitCode(ExitStatus.failure) }
     }
 
     /// `#general/1715023066.053223` for a channel, `D0123ABCD/1715023066.053223` for a DM (whose name has spaces):

@@ -36,6 +36,10 @@ enum Main {
     static func main() async {
         let arguments = GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst()))
         Output.configureColor(GlobalArguments.value(of: "--color", in: arguments), environment: ProcessInfo.processInfo.environment)
+        if let unknown = UnknownCommand.find(in: arguments) {
+            Output.error("Error: \(unknown.message)")
+            SlackIndexCommand.exit(withError: ExitCode(ExitStatus.usage))
+        }
         do {
             var command = try SlackIndexCommand.parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {
@@ -94,8 +98,9 @@ enum GlobalArguments {
         // The whole subcommand path (`bench search`), then the globals.
         var path = [arguments[index]]
         index += 1
-        let nested = ["bench": ["import", "search", "timeline"], "token": ["create", "list", "revoke", "users"]]
-        if let names = nested[path[0]], index < arguments.count, names.contains(arguments[index]) {
+        let nested: Set = ["bench", "token"]
+        // The word after `bench` or `token` is its command even when misspelt (UnknownCommand then names it).
+        if nested.contains(path[0]), index < arguments.count, !arguments[index].hasPrefix("-") {
             path.append(arguments[index])
             index += 1
         }

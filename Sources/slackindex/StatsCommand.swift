@@ -35,7 +35,7 @@ struct StatsCommand: ParsableCommand {
                     "\(gap.conversation) (\(gap.conversationID)): missing from ts \(gap.newestTS) back to "
                         + (gap.olderTS.map { "ts \($0) (exclusive)" } ?? "the start of the history"))
             }
-            if !found.isEmpty { throw ExitCode(2) }
+            if !found.isEmpty { throw ExitCode(ExitStatus.partial) }
             return
         }
         let target = try conversation.map { try archive.conversation(named: $0) }

@@ -18,7 +18,8 @@ struct SyncCommand: AsyncParsableCommand {
             readable by its owner only: chmod 600). It is never printed.
 
             Exit status: 0 done, 2 done but some conversations or messages were refused or skipped, \
-            1 the sync could not run (see the message).
+            1 the sync could not run (see the message), 130 stopped by Ctrl-C (what was fetched is saved; \
+            running it again continues).
 
             Examples:
               SLACK_TOKEN=xoxp-… slackindex sync
@@ -67,15 +68,26 @@ struct SyncCommand: AsyncParsableCommand {
         options.conversations = conversation.isEmpty ? nil : conversation
         let synchronizer = Synchronizer(archive: archive, client: client, options: options)
         let reporter = SyncProgressReporter(enabled: !quiet)
+        let work = Task { try await synchronizer.run { reporter.update($0) } }
+        let interrupts = InterruptHandler {
+            work.cancel()
+            Output.error("\nStopping (Ctrl-C again quits at once).")
+        }
+        defer { interrupts.cancel() }
         let summary: Synchronizer.Summary
         do {
-            summary = try await synchronizer.run { reporter.update($0) }
+            summary = try await work.value
             reporter.finish()
             await client.shutdown()
         } catch {
             reporter.finish()
             await client.shutdown()
-            throw error
+            guard work.isCancelled else { throw error }
+            // Every page was stored with its cursor in one transaction: nothing fetched is lost.
+            Output.error(
+                "Interrupted: \(Output.count(reporter.messagesSaved)) messages saved; `slackindex sync` again "
+                    + "continues where this one stopped.")
+            throw ExitCode(ExitStatus.interrupted)
         }
         if json {
             Output.json(summary)
@@ -102,24 +114,25 @@ struct SyncCommand: AsyncParsableCommand {
                 Output.error("Skipped \(count) messages: \(reason)")
             }
         }
-        if !summary.refused.isEmpty || summary.messagesSkipped > 0 { throw ExitCode(2) }
+        if !summary.refused.isEmpty || summary.messagesSkipped > 0 { throw ExitCode(ExitStatus.partial) }
     }
 }
 
 /// Sync progress on stderr: one updating line on a terminal, a line every 5 s otherwise.
 final class SyncProgressReporter: Sendable {
     private let enabled: Bool
-    private let state = Mutex((last: Date(), printed: false))
+    private let state = Mutex((last: Date(), printed: false, messages: 0))
 
     init(enabled: Bool) {
         self.enabled = enabled
     }
 
     func update(_ p: Synchronizer.Progress) {
-        guard enabled else { return }
         let interval = Output.stderrIsTTY ? 0.2 : 5
         let now = Date()
         let due = state.withLock { s -> Bool in
+            s.messages = p.messages
+            guard enabled else { return false }
             guard now.timeIntervalSince(s.last) >= interval else { return false }
             s.last = now
             s.printed = true
@@ -138,6 +151,9 @@ final class SyncProgressReporter: Sendable {
             Output.error(text)
         }
     }
+
+    /// Messages stored so far, as the last progress report counted them.
+    var messagesSaved: Int { state.withLock { $0.messages } }
 
     func finish() {
         if Output.stderrIsTTY, state.withLock({ $0.printed }) { Output.errorRaw("\r\u{1B}[K") }

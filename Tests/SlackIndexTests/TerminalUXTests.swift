@@ -375,3 +375,35 @@ import Testing
         #expect(text == expected, "\(name): run with SLACKINDEX_UPDATE_GOLDEN=1 and compare")
     }
 }
+
+/// Every status the README's "Exit status" table documents, produced the way it says (2 and 130 have their own
+/// suites: `ReadCommandsOnAMissingArchiveTests`, `CLITests.exitStatusesTellWhatHappened`, `InterruptTests`).
+@Suite struct ExitStatusTests {
+    @Test(arguments: [
+        (["search", "\"data descriptor\""], 0, ""),
+        (["conversations", "general"], 0, ""),
+        (["stats"], 0, ""),
+        (["search", "zzqqxxnothing"], 1, ""),
+        (["conversations", "nothing-like-this"], 1, "No conversations match"),
+        (["history", "genral"], 1, "did you mean"),
+        (["search", "from:@nobody-at-all"], 1, "No user called"),
+        (["search", ""], 64, "Nothing to search for"),
+        (["search", "   "], 64, "Nothing to search for"),
+        (["search", "x", "--limit", "0"], 64, "--limit"),
+        (["search", "x", "--no-such-flag"], 64, "Unknown option '--no-such-flag'"),
+        (["serach", "x"], 64, "Unknown command 'serach'; did you mean 'search'?"),
+        (["bench", "serch"], 64, "Unknown command 'serch'; did you mean 'search'?"),
+        (["frobnicate"], 64, "The commands are import, sync, search"),
+        (["history", "general", "--before", "03/15/2024"], 64, "is not a point in time"),
+    ] as [([String], Int32, String)])
+    func statusMeansWhatTheREADMESays(arguments: [String], status: Int32, message: String) throws {
+        let run = try CLITests.run(["--db", ConversationsCommandTests.db] + arguments)
+        #expect(run.status == status, "\(arguments): \(run.stderr)")
+        #expect(message.isEmpty || run.stderr.contains(message), "\(arguments): \(run.stderr)")
+    }
+
+    @Test func searchHelpDocumentsTheStatusesItUses() throws {
+        let help = try CLITests.run(["search", "--help"])
+        #expect(help.stdout.contains("Exit status: 0 with hits, 1 with none, 64 for a bad flag or an empty query."))
+    }
+}

@@ -29,6 +29,8 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     /// Why the import stopped before its end (a full disk, a failed write), what stays and what to do; nil when it
     /// ran to the end. The counts are then what was committed.
     public var stopped: String?
+    /// Stopped on request (Ctrl-C) after committing what was read so far; the same import run again adds the rest.
+    public var interrupted = false
     /// Notes for the user (e.g. a folder no listing mentions, imported as a channel).
     public var notes: [String] = []
     public var dayFiles = 0
@@ -76,6 +78,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         ignoredFiles += other.ignoredFiles
         notes += other.notes
         stopped = stopped ?? other.stopped
+        interrupted = interrupted || other.interrupted
         dayFiles += other.dayFiles
         bytes += other.bytes
         seconds += other.seconds
@@ -100,6 +103,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         case ignoredFiles = "ignored_files"
         case notes
         case stopped
+        case interrupted
         case dayFiles = "day_files"
         case bytes
         case seconds

@@ -13,9 +13,16 @@ public final class Importer: Sendable {
     private let batchSize: Int
     private let queueDepth: Int
     private let commitMessages: Int
+    /// Set to stop after the batch or page being written (Ctrl-C): what was written is committed and the summary
+    /// says `interrupted`; the same import run again adds the rest.
+    let stop: StopSignal?
 
-    public init(archive: Archive, batchSize: Int = 2_000, queueDepth: Int = 4, commitMessages: Int = 20_000) {
+    public init(
+        archive: Archive, batchSize: Int = 2_000, queueDepth: Int = 4, commitMessages: Int = 20_000,
+        stop: StopSignal? = nil
+    ) {
         self.archive = archive
+        self.stop = stop
         self.commitMessages = commitMessages
         self.batchSize = batchSize
         self.queueDepth = queueDepth
@@ -29,6 +36,10 @@ public final class Importer: Sendable {
     ) -> ImportSummary {
         var total = ImportSummary()
         for path in paths {
+            if stop?.isRequested == true {
+                total.interrupted = true
+                break
+            }
             do {
                 if Importer.looksLikeSyncPages(path) {
                     total.merge(try importPages(at: path, conversation: conversation))
@@ -136,7 +147,7 @@ public final class Importer: Sendable {
         var writeError: (any Error)?
         try archive.bulkImport(listings, commitMessages: commitMessages) { session in
             while let batch = queue.pop() {
-                if writeError != nil { continue }
+                if writeError != nil || summary.interrupted { continue }
                 do {
                     try write(batch, to: &session, summary: &summary)
                 } catch {
@@ -146,6 +157,11 @@ public final class Importer: Sendable {
                 }
                 bytesDone += batch.bytes
                 filesDone += batch.files
+                if stop?.isRequested == true {
+                    // Commit what is written; the reader stops at its next push.
+                    summary.interrupted = true
+                    queue.close()
+                }
                 progress?(
                     ImportProgress(
                         bytesDone: bytesDone, bytesTotal: totalBytes, messagesDone: summary.messagesRead,

@@ -115,6 +115,10 @@ extension Importer {
                 }
             }
             for file in files {
+                if stop?.isRequested == true {
+                    summary.interrupted = true
+                    break
+                }
                 do {
                     // A folder may hold other JSON beside its pages (a generator's summary, a tool's notes):
                     // recognised by content, such files are noted and left alone; a file named on its own is not.

@@ -117,9 +117,12 @@ public final class SlackWebClient: Sendable {
                 outcome = .retry(Self.describe(error))
             }
             switch outcome {
-            case .body(let body):
+            case .body(let received):
+                // Minified first: the member lookups below read compact JSON, and a proxy or another server may
+                // answer pretty-printed (`"ok": true`).
+                let slicer = received.withUnsafeBytes { JSONSlicer($0) }
+                let body = slicer.bytes
                 let whole = 0..<body.count
-                let slicer = body.withUnsafeBytes { JSONSlicer($0) }
                 guard slicer.isComplete, !slicer.isArray,
                     let ok = JSONSlicer.valueRange(ofKey: "ok", in: body, object: whole)
                 else {
