@@ -73,6 +73,7 @@ extension Archive {
             counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
             var writer = try MessageWriter(db)
             for message in page.messages { counts.count(try writer.upsert(message)) }
+            try writer.flushCounts()
             for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
             for event in page.reactions {
                 try Archive.react(

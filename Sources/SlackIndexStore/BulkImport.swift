@@ -213,6 +213,7 @@ package struct BulkImportSession {
                 result.counts.count(outcome)
             }
         }
+        try writer.flushCounts()
         result.indexSeconds = writer.indexSeconds
         uncommitted.add(result.counts)
         for deletion in batch.deletions {

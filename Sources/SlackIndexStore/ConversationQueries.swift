@@ -106,14 +106,15 @@ package struct ConversationSummary: Sendable {
 
 extension Archive {
     /// Every conversation with its counts: channels, private channels, group DMs, DMs, each by name.
-    /// - Complexity: O(messages) (one pass over each conversation's rows to count those not deleted).
+    /// - Complexity: O(c log n) for c conversations: counts are kept in `message_count`, dates come from the
+    ///   history index.
     package func conversationSummaries() throws -> [ConversationSummary] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(ConversationColumns.list),
-                        (SELECT count(*) FROM message m WHERE m.conversation_id = c.id AND m.is_deleted = 0)
+                        coalesce((SELECT messages FROM message_count k WHERE k.conversation_id = c.id), 0)
                             AS message_count,
                         (SELECT min(ts_key) FROM message m WHERE m.conversation_id = c.id) AS first_key,
                         (SELECT max(ts_key) FROM message m WHERE m.conversation_id = c.id) AS last_key,

@@ -15,6 +15,8 @@ struct MessageWriter {
     private let ftsInsert: Statement
     private let reactionInsert: Statement
     private let fileInsert: Statement
+    /// What the messages inserted so far add to `message_count`, by conversation row id (see `flushCounts`).
+    private var addedCounts: [Int64: MessageCountDelta] = [:]
 
     /// Prepares the hot statements once; make one writer per transaction (batch), not per message.
     ///
@@ -50,6 +52,7 @@ struct MessageWriter {
             let id = MessageID(tsKey: m.tsKey, tieBreaker: tieBreaker).rawValue
             try insertRow(m, id: id)
             if sqlite3_changes(db.sqliteConnection) == 1 {
+                addedCounts[m.conversationRowID, default: MessageCountDelta()].add(flags: m.flags)
                 let start = ContinuousClock.now
                 try insertIndex(id: id, m.searchText, m.searchExtra)
                 indexSeconds += start.duration(to: .now).seconds
@@ -67,9 +70,28 @@ struct MessageWriter {
         guard sqlite3_changes(db.sqliteConnection) == 1 else {
             throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id for ts \(m.ts)")
         }
+        addedCounts[m.conversationRowID, default: MessageCountDelta()].add(flags: m.flags)
         try insertIndex(id: id, m.searchText, m.searchExtra)
         try writeAttachments(id: id, m)
         return .added
+    }
+
+    /// Adds the inserted messages to `message_count`; call it before the transaction commits, once the last
+    /// message is upserted (updates and deletions are counted by the archive's triggers).
+    ///
+    /// - Complexity: O(c) for the c conversations written.
+    mutating func flushCounts() throws {
+        guard !addedCounts.isEmpty else { return }
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO message_count (conversation_id, messages, threads, replies) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET messages = messages + excluded.messages,
+                    threads = threads + excluded.threads, replies = replies + excluded.replies
+                """)
+        for (conversation, delta) in addedCounts {
+            try statement.execute(arguments: [conversation, delta.messages, delta.threads, delta.replies])
+        }
+        addedCounts = [:]
     }
 
     /// The smallest unused id above `taken` (held).
@@ -269,5 +291,19 @@ struct MessageWriter {
                 try step(s)
             }
         }
+    }
+}
+
+/// Messages a writer inserted into one conversation, as `message_count` counts them (inserted messages are never
+/// deleted ones).
+struct MessageCountDelta {
+    var messages = 0
+    var threads = 0
+    var replies = 0
+
+    mutating func add(flags: Int64) {
+        messages += 1
+        if flags & MessageFlags.threadParent.rawValue != 0 { threads += 1 }
+        if flags & MessageFlags.topLevel.rawValue == 0 { replies += 1 }
     }
 }

@@ -260,6 +260,52 @@ enum Migrations {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v11 message counts") { db in
+            // What `stats` reports, kept as the archive changes instead of counted over every message (0.8 s on
+            // 1M messages). Inserts add to it from MessageWriter, a batch at a time: an insert trigger measured
+            // +2.3 µs per message, ~14% of the bulk import. Updates and deletions, which are few, go through the
+            // triggers, so every path that edits, deletes or re-flags a message keeps the counts.
+            let parent = MessageFlags.threadParent.rawValue
+            let top = MessageFlags.topLevel.rawValue
+            func delta(_ row: String, _ sign: String) -> String {
+                """
+                INSERT INTO message_count (conversation_id, messages, deleted, threads, replies)
+                VALUES (\(row).conversation_id, \(sign)(\(row).is_deleted = 0), \(sign)(\(row).is_deleted != 0),
+                    \(sign)(\(row).is_deleted = 0 AND (\(row).flags & \(parent)) != 0),
+                    \(sign)(\(row).is_deleted = 0 AND (\(row).flags & \(top)) = 0))
+                ON CONFLICT (conversation_id) DO UPDATE SET messages = messages + excluded.messages,
+                    deleted = deleted + excluded.deleted, threads = threads + excluded.threads,
+                    replies = replies + excluded.replies;
+                """
+            }
+            try db.execute(
+                sql: """
+                    CREATE TABLE message_count (
+                        conversation_id INTEGER PRIMARY KEY,
+                        messages INTEGER NOT NULL DEFAULT 0,
+                        deleted INTEGER NOT NULL DEFAULT 0,
+                        threads INTEGER NOT NULL DEFAULT 0,
+                        replies INTEGER NOT NULL DEFAULT 0
+                    );
+                    INSERT INTO message_count (conversation_id, messages, deleted, threads, replies)
+                    SELECT conversation_id,
+                        count(*) FILTER (WHERE is_deleted = 0), count(*) FILTER (WHERE is_deleted != 0),
+                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(parent)) != 0),
+                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(top)) = 0)
+                    FROM message GROUP BY conversation_id;
+                    CREATE TRIGGER message_count_update AFTER UPDATE OF is_deleted, flags, conversation_id ON message
+                    WHEN OLD.is_deleted IS NOT NEW.is_deleted OR OLD.flags IS NOT NEW.flags
+                        OR OLD.conversation_id IS NOT NEW.conversation_id
+                    BEGIN
+                        \(delta("OLD", "-"))
+                        \(delta("NEW", "+"))
+                    END;
+                    CREATE TRIGGER message_count_delete AFTER DELETE ON message
+                    BEGIN
+                        \(delta("OLD", "-"))
+                    END;
+                    """)
+        }
         return migrator
     }
 

@@ -35,24 +35,32 @@ public struct ArchiveStats: Sendable, Codable {
 extension Archive {
     /// Counts for the whole archive, or for one conversation.
     ///
-    /// - Complexity: O(n) over the messages counted (uses the covering indexes).
+    /// The message counts are kept in `message_count` as the archive changes (migration v11), so this reads a row
+    /// per conversation, not every message.
+    /// - Complexity: O(c + log n) for c conversations; a conversation's posters are O(its messages).
     public func stats(conversation: Conversation? = nil) throws -> ArchiveStats {
         let size = fileSize
         return try pool.read { db in
-            let scope = conversation == nil ? "" : "AND conversation_id = \(conversation?.rowID ?? 0)"
-            let row = try Row.fetchOne(
+            let scope = conversation == nil ? "" : "WHERE conversation_id = \(conversation?.rowID ?? 0)"
+            let counts = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT
-                        count(*) FILTER (WHERE is_deleted = 0) AS messages,
-                        count(*) FILTER (WHERE is_deleted = 1) AS deleted,
-                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(MessageFlags.threadParent.rawValue)) != 0)
-                            AS threads,
-                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(MessageFlags.topLevel.rawValue)) = 0)
-                            AS replies,
-                        min(ts_key) AS first, max(ts_key) AS last
-                    FROM message WHERE 1 \(scope)
+                    SELECT total(messages) AS messages, total(deleted) AS deleted, total(threads) AS threads,
+                        total(replies) AS replies
+                    FROM message_count \(scope)
                     """)
+            // Oldest and newest: the row id is time-ordered (whole archive), or the history index (one conversation).
+            let bounds = try Row.fetchOne(
+                db,
+                sql: conversation == nil
+                    ? """
+                        SELECT (SELECT ts_key FROM message ORDER BY id LIMIT 1) AS first,
+                            (SELECT ts_key FROM message ORDER BY id DESC LIMIT 1) AS last
+                        """
+                    : """
+                        SELECT min(ts_key) AS first, max(ts_key) AS last FROM message WHERE conversation_id = ?
+                        """,
+                arguments: conversation == nil ? [] : [conversation?.rowID])
             var kinds: [String: Int] = [:]
             for kind in ConversationKind.allCases { kinds[kind.rawValue] = 0 }
             for pair in try Row.fetchAll(db, sql: "SELECT kind, count(*) AS count FROM conversation GROUP BY kind") {
@@ -60,12 +68,13 @@ extension Archive {
             }
             let users = try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE is_placeholder = 0") ?? 0
             let placeholders = try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE is_placeholder = 1") ?? 0
+            func count(_ column: String) -> Int { Int((counts?[column] as Double?) ?? 0) }
             var stats = ArchiveStats(
-                messages: row?["messages"] ?? 0, deletedMessages: row?["deleted"] ?? 0, threads: row?["threads"] ?? 0,
-                replies: row?["replies"] ?? 0,
+                messages: count("messages"), deletedMessages: count("deleted"), threads: count("threads"),
+                replies: count("replies"),
                 conversations: kinds.values.reduce(0, +), conversationsByKind: kinds, users: users,
-                placeholderUsers: placeholders, firstSeconds: (row?["first"] as Int64?).map { $0 / 1_000_000 },
-                lastSeconds: (row?["last"] as Int64?).map { $0 / 1_000_000 }, databaseBytes: size)
+                placeholderUsers: placeholders, firstSeconds: (bounds?["first"] as Int64?).map { $0 / 1_000_000 },
+                lastSeconds: (bounds?["last"] as Int64?).map { $0 / 1_000_000 }, databaseBytes: size)
             if let conversation {
                 stats.conversation = conversation.displayName
                 stats.conversationID = conversation.id
@@ -76,6 +85,43 @@ extension Archive {
                     arguments: [conversation.rowID])
             }
             return stats
+        }
+    }
+
+    /// The counts `stats` reports, counted over every message instead of read from `message_count`: for tests
+    /// that check the kept counts against the truth.
+    ///
+    /// - Complexity: O(n).
+    package func recountedMessageCounts() throws -> [Int64: [Int]] {
+        try pool.read { db in
+            let parent = MessageFlags.threadParent.rawValue
+            let top = MessageFlags.topLevel.rawValue
+            var out: [Int64: [Int]] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT conversation_id AS c, count(*) FILTER (WHERE is_deleted = 0) AS m,
+                        count(*) FILTER (WHERE is_deleted != 0) AS d,
+                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(parent)) != 0) AS t,
+                        count(*) FILTER (WHERE is_deleted = 0 AND (flags & \(top)) = 0) AS r
+                    FROM message GROUP BY conversation_id
+                    """)
+            {
+                out[row["c"]] = [row["m"], row["d"], row["t"], row["r"]]
+            }
+            return out
+        }
+    }
+
+    /// `message_count` as stored, without conversations whose counts are all zero.
+    package func keptMessageCounts() throws -> [Int64: [Int]] {
+        try pool.read { db in
+            var out: [Int64: [Int]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM message_count") {
+                let counts: [Int] = [row["messages"], row["deleted"], row["threads"], row["replies"]]
+                if counts.contains(where: { $0 != 0 }) { out[row["conversation_id"]] = counts }
+            }
+            return out
         }
     }
 }

@@ -223,6 +223,9 @@ final class FaultInjector: RouterMiddleware, Sendable {
             let ts = Double(row.split(separator: "|")[1]) ?? 0
             if ts > 1_719_792_000, !targetRows.contains(key) { Issue.record("\(key) missing after the second sync") }
         }
+        // The counts `stats` reads are kept exact by sync's writes too, on both sides.
+        #expect(try target.keptMessageCounts() == target.recountedMessageCounts())
+        #expect(try source.keptMessageCounts() == source.recountedMessageCounts())
     }
 
     static func deltaNewMessages(_ conversationID: String) throws -> Int {

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+import Testing
+
+@_spi(Benchmarks) @testable import SlackIndex
+
+/// `stats` reads counts kept as the archive changes (`message_count`); every write path must keep them equal to a
+/// count over the messages.
+@Suite struct StatsCountsTests {
+    @Test func everyImportPathKeepsTheCountsExact() throws {
+        let archive = try TestSupport.makeArchive()
+        #expect(try archive.stats().messages == 0)
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+        #expect(try archive.stats().messages == 3_000)
+
+        // Sync pages: new messages, replies that make parents threads, edits, deletions, reactions.
+        let pages = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        #expect(pages.skippedFiles.isEmpty)
+        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+        // Everything again (unchanged), then the export over the pages (older versions: unchanged).
+        _ = Importer(archive: archive).importPaths([TestSupport.samplePages, TestSupport.sampleFolder])
+        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+
+        let counts = try archive.recountedMessageCounts().values.reduce([0, 0, 0, 0]) { zip($0, $1).map(+) }
+        let stats = try archive.stats()
+        #expect([stats.messages, stats.deletedMessages, stats.threads, stats.replies] == counts)
+        #expect(stats.deletedMessages > 0, "the sample pages delete messages")
+        #expect(stats.threads > 0 && stats.replies > 0)
+    }
+
+    @Test func oneConversationsStatsReadItsRow() throws {
+        let archive = try TestSupport.sampleArchive()
+        let general = try archive.conversation(named: "general")
+        let stats = try archive.stats(conversation: general)
+        let recounted = try #require(try archive.recountedMessageCounts()[general.rowID])
+        #expect([stats.messages, stats.deletedMessages, stats.threads, stats.replies] == recounted)
+        #expect(stats.conversations == 1)
+        #expect((stats.posters ?? 0) > 0)
+        #expect((stats.firstSeconds ?? 0) > 0 && (stats.lastSeconds ?? 0) >= (stats.firstSeconds ?? 0))
+    }
+
+    @Test func aStoppedImportKeepsTheCountsOfWhatItCommitted() throws {
+        let (export, total) = try InterruptTests.export(days: 20, perDay: 100)
+        let archive = try TestSupport.makeArchive()
+        let stop = StopSignal()
+        let first = Importer(archive: archive, batchSize: 500, commitMessages: 700, stop: stop)
+            .importPaths([export.path]) { _ in stop.request() }
+        #expect(try archive.stats().messages == first.messagesAdded)
+        _ = Importer(archive: archive).importPaths([export.path])
+        #expect(try archive.stats().messages == total)
+        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+    }
+
+    @Test func theMigrationCountsAnArchiveWrittenBeforeIt() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
+        do {
+            let archive = try Archive(path: path)
+            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+            _ = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        }
+        // Back to the archive as v10 wrote it: no table, no triggers, the migration not applied.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    DROP TRIGGER message_count_update; DROP TRIGGER message_count_delete; DROP TABLE message_count;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v11 message counts';
+                    """)
+        }
+        try queue.close()
+        #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
+        let upgraded = try Archive(path: path)
+        #expect(try upgraded.keptMessageCounts() == upgraded.recountedMessageCounts())
+        #expect(try upgraded.stats().messages > 3_000)
+    }
+}
