@@ -265,7 +265,9 @@ struct PagePrinter {
             // A hanging indent under the text; past half the width the text starts on the next line instead.
             let fits = headWidth <= (renderer.width ?? Int.max) / 2
             let indent = fits ? headWidth : 4
-            var body = renderer.lines(of: m.text, indent: indent)
+            var body = renderer.hyperlinks
+                ? Output.hyperlinked(renderer.rendered(m.text, indent: indent))
+                : renderer.lines(of: m.text, indent: indent)
             body += Self.extras(details[m.rowID] ?? MessageDetails())
             if body.isEmpty { body = [""] }
             body[body.count - 1] += Output.dim(notes)
@@ -300,6 +302,7 @@ struct PagePrinter {
     /// A renderer that knows the names of the users and conversations the page's messages mention.
     func renderer(for messages: [Message]) throws -> MessageRenderer {
         var renderer = MessageRenderer(width: Output.terminalWidth())
+        renderer.hyperlinks = Output.hyperlinks
         guard !options.compact else { return renderer }
         var users = Set<String>()
         var conversations = Set<String>()

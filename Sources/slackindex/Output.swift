@@ -22,7 +22,40 @@ enum Output {
         case "never": color = false
         default: color = stdoutIsTTY && (environment["NO_COLOR"] ?? "").isEmpty
         }
+        hyperlinks = MessageRenderer.hyperlinksSupported(environment: environment, color: color, isTTY: stdoutIsTTY)
     }
+
+    /// Whether links in messages are written as OSC 8 hyperlinks (their text clickable, the URL not repeated)
+    /// rather than `text (url)`. Set with `color` by `configureColor`.
+    nonisolated(unsafe) static var hyperlinks = false
+
+    /// The rendered lines with their link markers as OSC 8 hyperlinks (or removed, when `hyperlinks` is off); a
+    /// link wrapped over lines is closed at each line's end and opened again on the next. The data in the lines is
+    /// made safe for the terminal first, so only these sequences can make a link.
+    static func hyperlinked(_ rendered: MessageRenderer.Rendered) -> [String] {
+        var links = rendered.links.makeIterator()
+        var open: String?
+        return rendered.lines.map { line in
+            var out = ""
+            if let open { out += osc8(open) }
+            for character in terminalText(line, isTTY: true, own: []) {
+                if character == MessageRenderer.linkStart {
+                    open = links.next()
+                    if let open { out += osc8(open) }
+                } else if character == MessageRenderer.linkEnd {
+                    if open != nil { out += osc8("") }
+                    open = nil
+                } else {
+                    out.append(character)
+                }
+            }
+            if open != nil { out += osc8("") }
+            return out
+        }
+    }
+
+    /// `ESC ] 8 ; ; URL ESC \`: opens a hyperlink to `url`, or closes one when `url` is empty.
+    private static func osc8(_ url: String) -> String { "\u{1B}]8;;\(url)\u{1B}\\" }
 
     /// Prints one line of results.
     static func line(_ text: String) {
@@ -41,7 +74,8 @@ enum Output {
 
     /// The sequences this tool writes itself (bold, dim, highlight, reset, clear to end of line): style only,
     /// nothing that moves the cursor, clears the screen, sets the title or the clipboard.
-    private static let ownSequences: [[Unicode.Scalar]] = ["[0m", "[1m", "[2m", "[1;33m", "[K"].map {
+    /// `]8;;` and `\\` are OSC 8 hyperlinks, only written by `hyperlinked` after the data is made safe.
+    private static let ownSequences: [[Unicode.Scalar]] = ["[0m", "[1m", "[2m", "[1;33m", "[K", "]8;;", "\\"].map {
         Array($0.unicodeScalars)
     }
 
@@ -49,14 +83,16 @@ enum Output {
     /// codes…) are shown as visible symbols (U+241B for ESC) instead of acting on the terminal; newline and tab
     /// stay, and so do the style sequences this tool writes (`ownSequences`). Piped output keeps the bytes as
     /// they are, for scripts.
-    static func terminalText(_ text: String, isTTY: Bool, keepingReturn: Bool = false) -> String {
+    static func terminalText(
+        _ text: String, isTTY: Bool, keepingReturn: Bool = false, own: [[Unicode.Scalar]] = ownSequences
+    ) -> String {
         guard isTTY, text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) })
         else { return text }
         let scalars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
         for (index, scalar) in scalars.enumerated() {
             switch scalar.value {
-            case 0x1B where ownSequences.contains { scalars[(index + 1)...].starts(with: $0) }: out.append(scalar)
+            case 0x1B where own.contains { scalars[(index + 1)...].starts(with: $0) }: out.append(scalar)
             case 0x0A, 0x09: out.append(scalar)
             case 0x0D where keepingReturn: out.append(scalar)
             case 0x00..<0x20: out.append(Unicode.Scalar(0x2400 + scalar.value) ?? "\u{FFFD}")

@@ -309,6 +309,57 @@ import Testing
         #expect(MessageRenderer.columns("日本語 ok 🎉") == 6 + 1 + 2 + 1 + 2)
         #expect(MessageRenderer.wrap("日本語日本語", width: 4, continuation: "") == ["日本", "語日", "本語"])
     }
+
+    @Test func linksBecomeHyperlinkMarkersWithTheirURLsInOrder() {
+        var renderer = MessageRenderer(width: 30)
+        renderer.hyperlinks = true
+        let (start, end) = (MessageRenderer.linkStart, MessageRenderer.linkEnd)
+        let text = "read <https://example.com/a b|the long documentation page> then <http://x.org> or "
+            + "<slack://open|the app>, <mailto:ann@example.com|Ann>; forged \u{E002}here\u{E003}"
+        let rendered = renderer.rendered(text, indent: 0)
+        #expect(rendered.links == ["https://example.com/a%20b", "http://x.org", "mailto:ann@example.com"])
+        #expect(
+            rendered.lines == [
+                "read \(start)the long documentation", "page\(end) then \(start)http://x.org\(end) or the",
+                "app (slack://open), \(start)Ann\(end);", "forged here",
+            ], "\(rendered.lines)")
+        // Markers take no columns.
+        #expect(MessageRenderer.columns(rendered.lines[0]) == 27)
+        renderer.hyperlinks = false
+        #expect(renderer.rendered(text, indent: 0).links.isEmpty)
+        #expect(renderer.lines(of: "<https://e.com/x|docs>", indent: 0) == ["docs (https://e.com/x)"])
+        #expect(MessageRenderer.hyperlinkTarget("https://e.com/\u{1B}]8;;x") == "https://e.com/%1B]8;;x")
+        #expect(MessageRenderer.hyperlinkTarget("javascript:alert(1)") == nil)
+    }
+
+    @Test func hyperlinksOnlyWhereTheTerminalShowsThem() {
+        func on(_ environment: [String: String], color: Bool = true, tty: Bool = true) -> Bool {
+            MessageRenderer.hyperlinksSupported(environment: environment, color: color, isTTY: tty)
+        }
+        #expect(on(["TERM_PROGRAM": "iTerm.app"]) && on(["TERM": "xterm-kitty"]) && on(["VTE_VERSION": "7600"]))
+        #expect(on(["WT_SESSION": "1"]) && on(["TERM_PROGRAM": "WezTerm"]))
+        #expect(!on(["TERM": "xterm-256color"]) && !on(["VTE_VERSION": "4600"]) && !on(["TERM": "dumb"]))
+        #expect(!on(["TERM_PROGRAM": "iTerm.app"], color: false) && !on(["TERM_PROGRAM": "iTerm.app"], tty: false))
+        #expect(on(["FORCE_HYPERLINK": "1"], color: false, tty: false))
+        #expect(!on(["FORCE_HYPERLINK": "0", "TERM": "xterm-kitty"]))
+    }
+
+    @Test func historyWritesOSC8HyperlinksWhenAskedAndNeverFromTheData() throws {
+        let link = #"{"type":"message","user":"U1","text":"see <https://example.com/r|the report>","ts":"1700000000.000100"}"#
+        let forged =
+            #"{"type":"message","user":"U1","text":"forged \u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\","ts":"1700000100.000100"}"#
+        let export = try TestSupport.minimalExport(days: ["2023-11-14": "[\(link),\(forged)]"])
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("links.sqlite").path
+        #expect(try CLITests.run(["--db", db, "import", export.path, "--quiet"]).status == 0)
+        let linked = try CLITests.run(["--db", db, "history", "general"], environment: ["FORCE_HYPERLINK": "1"])
+        #expect(linked.stdout.contains("see \u{1B}]8;;https://example.com/r\u{1B}\\the report\u{1B}]8;;\u{1B}\\"))
+        #expect(!linked.stdout.contains("\u{1B}]8;;https://evil"), "\(linked.stdout)")
+        #expect(linked.stdout.contains("forged ␛]8;;https://evil.example/␛\\click"), "\(linked.stdout)")
+        let plain = try CLITests.run(["--db", db, "history", "general"], environment: ["FORCE_HYPERLINK": "0"])
+        #expect(plain.stdout.contains("see the report (https://example.com/r)"))
+        let piped = try CLITests.run(["--db", db, "history", "general"])
+        #expect(piped.stdout.contains("see the report (https://example.com/r)"))
+    }
 }
 
 @Suite struct HelpAndCompletionTests {

@@ -12,6 +12,20 @@ package struct MessageRenderer {
     package var userNames: [String: String] = [:]
     /// Shown names of conversations by id, for `<#C…>` references that carry no label.
     package var conversationNames: [String: String] = [:]
+    /// Links as terminal hyperlinks: a link's text between `linkStart` and `linkEnd` (its URL in `Rendered.links`,
+    /// in order) instead of `text (url)`; the CLI turns the markers into OSC 8 sequences.
+    package var hyperlinks = false
+
+    /// Opens a hyperlink's text (the next URL of `Rendered.links`); a private-use character, 0 columns wide.
+    package static let linkStart: Character = "\u{E002}"
+    /// Closes a hyperlink's text.
+    package static let linkEnd: Character = "\u{E003}"
+
+    /// A message's lines and, with `hyperlinks`, the URLs of its links in the order their markers appear.
+    package struct Rendered {
+        package var lines: [String]
+        package var links: [String]
+    }
 
     package init(width: Int?) {
         self.width = width
@@ -19,7 +33,13 @@ package struct MessageRenderer {
 
     /// The message's lines, each at most `width - indent` columns (code lines excepted: they are never broken).
     package func lines(of mrkdwn: String, indent: Int) -> [String] {
+        rendered(mrkdwn, indent: indent).lines
+    }
+
+    /// `lines(of:indent:)` with the URLs of the hyperlinks the lines mark (none unless `hyperlinks`).
+    package func rendered(_ mrkdwn: String, indent: Int) -> Rendered {
         let room = width.map { max(20, $0 - indent) }
+        var links: [String] = []
         var out: [String] = []
         var inCode = false
         for raw in mrkdwn.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -38,17 +58,26 @@ package struct MessageRenderer {
                 if line.hasPrefix(" ") { line.removeFirst() }
                 prefix = "│ "
             }
-            let text = prefix + inline(line)
+            let text = prefix + inline(line, links: &links)
             out += room.map { Self.wrap(text, width: $0, continuation: prefix) } ?? [text]
         }
         while out.last?.isEmpty == true { out.removeLast() }
-        return out
+        return Rendered(lines: out, links: links)
     }
 
     /// One line of mrkdwn with its `<…>` references, entities and emoji rendered.
     package func inline(_ mrkdwn: String) -> String {
+        var links: [String] = []
+        return inline(mrkdwn, links: &links)
+    }
+
+    private func inline(_ mrkdwn: String, links: inout [String]) -> String {
         var out = ""
-        var rest = Substring(mrkdwn)
+        // The link markers are this renderer's: the same characters in the data are dropped, so a message cannot
+        // open or close a hyperlink.
+        var rest = Substring(
+            mrkdwn.contains(where: { $0 == Self.linkStart || $0 == Self.linkEnd })
+                ? mrkdwn.filter { $0 != Self.linkStart && $0 != Self.linkEnd } : mrkdwn)
         while let open = rest.firstIndex(of: "<") {
             out += rest[..<open]
             guard let close = rest[open...].firstIndex(of: ">") else {
@@ -56,7 +85,7 @@ package struct MessageRenderer {
                 rest = ""
                 break
             }
-            out += reference(String(rest[rest.index(after: open)..<close]))
+            out += reference(String(rest[rest.index(after: open)..<close]), links: &links)
             rest = rest[rest.index(after: close)...]
         }
         out += rest
@@ -64,7 +93,7 @@ package struct MessageRenderer {
     }
 
     /// `@U1|name` → `@name`, `#C1|general` → `#general`, `!here` → `@here`, `url|label` → `label (url)`.
-    private func reference(_ inner: String) -> String {
+    private func reference(_ inner: String, links: inout [String]) -> String {
         let parts = inner.split(separator: "|", maxSplits: 1).map(String.init)
         let target = parts.first ?? ""
         let label = parts.count > 1 ? parts[1] : nil
@@ -80,10 +109,47 @@ package struct MessageRenderer {
             let name = target.dropFirst().prefix { $0 != "^" }
             return "@" + name
         default:
-            guard let label, !label.isEmpty, label != target else { return target }
             let bare = target.hasPrefix("mailto:") ? String(target.dropFirst(7)) : target
+            if hyperlinks, let url = Self.hyperlinkTarget(target) {
+                links.append(url)
+                let text = label.flatMap { $0.isEmpty ? nil : $0 } ?? bare
+                return "\(Self.linkStart)\(text)\(Self.linkEnd)"
+            }
+            guard let label, !label.isEmpty, label != target else { return target }
             return label == bare ? label : "\(label) (\(bare))"
         }
+    }
+
+    /// OSC 8 on a styled terminal known to support it (there is no query for it): iTerm2, WezTerm, VS Code,
+    /// Ghostty, kitty, foot, Alacritty, Windows Terminal, Konsole and VTE-based terminals (GNOME Terminal,
+    /// Tilix…) from VTE 0.50. `FORCE_HYPERLINK=1` turns them on anywhere (also in a pipe), `FORCE_HYPERLINK=0`
+    /// off, as other tools read it.
+    package static func hyperlinksSupported(environment: [String: String], color: Bool, isTTY: Bool) -> Bool {
+        if let forced = environment["FORCE_HYPERLINK"], !forced.isEmpty { return forced != "0" }
+        guard color, isTTY, environment["TERM"] != "dumb" else { return false }
+        let program = environment["TERM_PROGRAM"] ?? ""
+        let term = environment["TERM"] ?? ""
+        if ["iTerm.app", "WezTerm", "vscode", "ghostty"].contains(program) { return true }
+        if ["kitty", "foot", "alacritty", "ghostty"].contains(where: { term.contains($0) }) { return true }
+        if environment["WT_SESSION"] != nil || environment["KONSOLE_VERSION"] != nil { return true }
+        if let vte = environment["VTE_VERSION"].flatMap({ Int($0) }), vte >= 5000 { return true }
+        return false
+    }
+
+    /// The URL an OSC 8 sequence may carry: printable ASCII only (anything else percent-encoded), at most 2,000
+    /// bytes, and a scheme a terminal opens (http, https, mailto); nil otherwise (shown as text and URL).
+    static func hyperlinkTarget(_ target: String) -> String? {
+        let lower = target.lowercased()
+        guard ["http://", "https://", "mailto:"].contains(where: { lower.hasPrefix($0) }) else { return nil }
+        var url = ""
+        for byte in target.utf8 {
+            if (0x21...0x7E).contains(byte) {
+                url.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                url += String(format: "%%%02X", byte)
+            }
+        }
+        return url.utf8.count <= 2_000 ? url : nil
     }
 
     /// `&amp;`, `&lt;`, `&gt;` as Slack escapes them.
@@ -185,8 +251,8 @@ package struct MessageRenderer {
         return lines
     }
 
-    /// Terminal columns `text` takes: 2 for wide (East Asian) characters and emoji, 0 for combining marks and the
-    /// highlight markers U+E000/U+E001.
+    /// Terminal columns `text` takes: 2 for wide (East Asian) characters and emoji, 0 for combining marks, the
+    /// highlight markers U+E000/U+E001 and the link markers U+E002/U+E003.
     package static func columns(_ text: String) -> Int {
         var total = 0
         for character in text {
@@ -199,8 +265,8 @@ package struct MessageRenderer {
                 || (0xFFE0...0xFFE6).contains(v) || (0x20000...0x3FFFD).contains(v)
             {
                 total += 2
-            } else if first.properties.generalCategory == .nonspacingMark || v < 0x20 || v == 0xE000 || v == 0xE001 {
-                // Combining marks, controls and the snippet's highlight markers take no column.
+            } else if first.properties.generalCategory == .nonspacingMark || v < 0x20 || (0xE000...0xE003).contains(v) {
+                // Combining marks, controls, the snippet's highlight markers and the link markers take no column.
                 continue
             } else {
                 total += 1
