@@ -158,8 +158,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
                 + "or $SLACKINDEX_DB to use another archive."
         case .needsUpgrade(let path):
             "The archive at \(path) was written by an older slackindex and needs an upgrade, which a read-only "
-                + "command does not do. Run a command that writes to it once (slackindex import or sync), where "
-                + "the file and its folder are writable."
+                + "command does not do. Run `slackindex upgrade` once (or any import or sync), where the file "
+                + "and its folder are writable."
         case .conversationNotFound(let name, let closest):
             "No conversation called '\(name)' in the archive"
                 + (closest.isEmpty ? "" : "; did you mean \(closest.joined(separator: ", "))?")

@@ -24,7 +24,7 @@ struct SlackIndexCommand: AsyncParsableCommand {
         subcommands: [
             ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
             ConversationsCommand.self, StatsCommand.self,
-            BenchCommand.self, TokenCommand.self, ServeCommand.self,
+            BenchCommand.self, TokenCommand.self, ServeCommand.self, UpgradeCommand.self,
         ]
     )
 }

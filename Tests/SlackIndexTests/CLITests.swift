@@ -176,7 +176,7 @@ import Testing
         #expect(chart.hasPrefix("<svg") && chart.contains("OFFSET") && chart.contains("latency per page (ms"))
     }
 
-    @Test(arguments: ["import", "search", "history", "thread", "stats", "bench"])
+    @Test(arguments: ["import", "search", "history", "thread", "stats", "bench", "upgrade"])
     func everyCommandHasHelpWithAnExample(command: String) throws {
         let help = try Self.run([command, "--help"])
         #expect(help.status == 0)

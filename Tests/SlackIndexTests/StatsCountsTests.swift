@@ -75,3 +75,31 @@ import Testing
         #expect(try upgraded.stats().messages > 3_000)
     }
 }
+
+@Suite struct UpgradeCommandTests {
+    @Test func readCommandsPointToUpgradeWhichMakesTheArchiveReadable() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
+        #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    DROP TRIGGER message_count_update; DROP TRIGGER message_count_delete; DROP TABLE message_count;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v11 message counts';
+                    """)
+        }
+        try queue.close()
+        let refused = try CLITests.run(["--db", path, "stats"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("needs an upgrade") && refused.stderr.contains("Run `slackindex upgrade` once"))
+        let upgrade = try CLITests.run(["--db", path, "upgrade"])
+        #expect(upgrade.status == 0, "\(upgrade.stderr)")
+        #expect(upgrade.stdout == "The archive at \(path) is up to date.\n")
+        let stats = try CLITests.run(["--db", path, "stats", "--json"])
+        #expect(try CLITests.json(stats.stdout.split(separator: "\n")[0])["messages"] as? Int == 3_000)
+        #expect(try CLITests.run(["--db", path, "upgrade"]).status == 0)
+        let missing = path + ".missing"
+        #expect(try CLITests.run(["--db", missing, "upgrade"]).status == 2)
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+}
