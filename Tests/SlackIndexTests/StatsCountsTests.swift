@@ -52,14 +52,8 @@ import Testing
         #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
     }
 
-    @Test func theMigrationCountsAnArchiveWrittenBeforeIt() throws {
-        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
-        do {
-            let archive = try Archive(path: path)
-            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
-            _ = Importer(archive: archive).importPaths([TestSupport.samplePages])
-        }
-        // Back to the archive as v10 wrote it: no table, no triggers, the migration not applied.
+    /// Back to the archive as v10 wrote it: no table, no triggers, the migration not applied.
+    static func downgradeToV10(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
             try db.execute(
@@ -69,6 +63,16 @@ import Testing
                     """)
         }
         try queue.close()
+    }
+
+    @Test func theMigrationCountsAnArchiveWrittenBeforeIt() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
+        do {
+            let archive = try Archive(path: path)
+            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+            _ = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        }
+        try Self.downgradeToV10(path)
         #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
         let upgraded = try Archive(path: path)
         #expect(try upgraded.keptMessageCounts() == upgraded.recountedMessageCounts())
@@ -80,15 +84,7 @@ import Testing
     @Test func readCommandsPointToUpgradeWhichMakesTheArchiveReadable() throws {
         let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
         #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    DROP TRIGGER message_count_update; DROP TRIGGER message_count_delete; DROP TABLE message_count;
-                    DELETE FROM grdb_migrations WHERE identifier = 'v11 message counts';
-                    """)
-        }
-        try queue.close()
+        try StatsCountsTests.downgradeToV10(path)
         let refused = try CLITests.run(["--db", path, "stats"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("needs an upgrade") && refused.stderr.contains("Run `slackindex upgrade` once"))
