@@ -91,8 +91,8 @@ extension Importer {
 
     /// Imports sync pages (see the type's overview).
     ///
-    /// - Throws: `ImportError` when the path is unusable; `StoreError.conversationNotFound` when pages name a
-    ///   conversation the archive does not have (import the export first, or pass `--conversation`).
+    /// - Throws: `ImportError` when the path is unusable; `StoreError.conversationNotFound` when pages name by
+    ///   name a conversation the archive does not have (a conversation id the archive lacks is created).
     public func importPages(at path: String, conversation: String? = nil) throws -> ImportSummary {
         let started = Date()
         var summary = ImportSummary()
@@ -103,7 +103,7 @@ extension Importer {
             let target: Conversation
             switch owner {
             case .reference(let name):
-                target = try archive.conversation(named: name)
+                target = try conversationOrNew(named: name, summary: &summary)
             case .described(let id, let name, let kind):
                 if let existing = try? archive.conversation(named: id) {
                     target = existing
@@ -136,6 +136,40 @@ extension Importer {
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)
         return summary
+    }
+
+    /// The conversation `name` names. A conversation id the archive does not know yet (pages dumped from the API
+    /// into an empty archive) is created: its kind from the id's prefix (C channel, G private, D DM), named by
+    /// its id until an export, a listing or a sync names it (they update it in place, by id).
+    private func conversationOrNew(named name: String, summary: inout ImportSummary) throws -> Conversation {
+        do {
+            return try archive.conversation(named: name)
+        } catch StoreError.conversationNotFound(let missing, let closest) {
+            guard let kind = Importer.kind(ofConversationID: name) else {
+                throw StoreError.conversationNotFound(missing, closest: closest)
+            }
+            if try archive.addConversationIfMissing(ConversationInput(slackID: name, kind: kind, name: name)) {
+                summary.conversationsAdded += 1
+                summary.notes.append(
+                    "\(name) was not in the archive: added as a \(kind.rawValue) named by its id until an export, "
+                        + "a listing or a sync names it.")
+            }
+            return try archive.conversation(named: name)
+        }
+    }
+
+    /// The kind a Slack conversation id implies (`C…` channel, `G…` private channel or old group DM, `D…` DM);
+    /// nil when `id` does not look like one (9 to 20 capital letters and digits).
+    static func kind(ofConversationID id: String) -> ConversationKind? {
+        guard (9...20).contains(id.count), id.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) else {
+            return nil
+        }
+        switch id.first {
+        case "C": return .channel
+        case "G": return .private
+        case "D": return .dm
+        default: return nil
+        }
     }
 
     private func importPage(
