@@ -72,3 +72,57 @@ import Testing
         #expect(try archive.stats().conversations == 0)
     }
 }
+
+@Suite struct APIDumpTreeTests {
+    /// A conversations.replies response for the thread of `parent`, as a per-thread reply file.
+    static func replies(_ parent: String, _ replyTS: String) -> String {
+        #"{"ok": true, "has_more": false, "messages": [{"type": "message", "user": "U0AAAAAAAA1", "text": "third, about the deploy", "ts": "\#(parent)", "thread_ts": "\#(parent)", "reply_count": 1}, {"type": "message", "user": "U0AAAAAAAA2", "text": "a reply", "ts": "\#(replyTS)", "thread_ts": "\#(parent)"}]}"#
+    }
+
+    @Test(arguments: ["by-conversation", "messages-and-threads"])
+    func aTreeOfResponsesImportsEveryConversation(layout: String) throws {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent("dump")
+        var files: [String: String] = [:]
+        let reply = Self.replies("1700000300.000100", "1700000350.000100")
+        // As conversations.history shows a thread's parent: with its thread_ts and reply_count.
+        let threaded = APIDumpTests.page.replacingOccurrences(
+            of: #""ts": "1700000300.000100"}"#,
+            with: #""ts": "1700000300.000100", "thread_ts": "1700000300.000100", "reply_count": 1}"#)
+        if layout == "by-conversation" {
+            files["C0VFAZVVNIR/0001.json"] = threaded
+            files["C0VFAZVVNIR/threads/1700000300.000100.json"] = reply
+            files["D0ABCDEFGH1/0001.json"] = APIDumpTests.page
+        } else {
+            files["messages/C0VFAZVVNIR/1.json"] = threaded
+            files["threads/C0VFAZVVNIR/1700000300.000100.json"] = reply
+            files["messages/D0ABCDEFGH1/1.json"] = APIDumpTests.page
+        }
+        files["users/U0AAAAAAAA1.json"] = #"{"id": "U0AAAAAAAA1", "name": "ann"}"#
+        _ = try TestSupport.writeExport(files, in: root)
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([root.path])
+        #expect(summary.conversationsAdded == 2)
+        #expect(summary.messagesAdded == 7, "\(summary)")
+        // The user file is not read yet, and says so.
+        #expect(summary.skippedFiles.map(\.path) == [root.path + "/users/U0AAAAAAAA1.json"])
+        #expect(try archive.conversation(named: "D0ABCDEFGH1").kind == .dm)
+        let stats = try archive.stats(conversation: archive.conversation(named: "C0VFAZVVNIR"))
+        #expect(stats.messages == 4 && stats.threads == 1 && stats.replies == 1)
+        // Twice: nothing new.
+        let again = Importer(archive: archive).importPaths([root.path])
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0, "\(again)")
+        #expect(again.messagesUnchanged == 8, "the thread's parent is in its history page and its reply file")
+    }
+
+    @Test func theCLIImportsATreeIntoANewArchive() throws {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent("dump")
+        _ = try TestSupport.writeExport(["messages/C0VFAZVVNIR/1.json": APIDumpTests.page], in: root)
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("a.sqlite").path
+        let run = try CLITests.run(["--db", db, "import", root.path, "--json", "--quiet"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try CLITests.json(run.stdout.split(separator: "\n")[0])
+        #expect(summary["messages_added"] as? Int == 3 && summary["conversations_added"] as? Int == 1)
+        let history = try CLITests.run(["--db", db, "history", "C0VFAZVVNIR", "--compact"])
+        #expect(history.status == 0 && history.stdout.contains("third, about the deploy"), "\(history.stdout)")
+    }
+}

@@ -23,7 +23,7 @@ extension Importer {
             let fm = FileManager.default
             if fm.fileExists(atPath: path + "/manifest.json") { return true }
             if exportListingNames.contains(where: { fm.fileExists(atPath: path + "/" + $0) }) { return false }
-            return !pageFiles(in: path).files.isEmpty
+            return !pageFiles(in: path).files.isEmpty || !PageTree(root: path).conversations.isEmpty
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
@@ -86,6 +86,18 @@ extension Importer {
             }
         }
         let listed = pageFiles(in: path)
+        if listed.files.isEmpty, listed.unreadable.isEmpty {
+            // A tree of API responses: folders named by conversation ids, at any depth.
+            let tree = PageTree(root: path)
+            if !tree.conversations.isEmpty {
+                if let conversation {
+                    return [(.reference(conversation), tree.conversations.flatMap(\.files), tree.unreadable)]
+                }
+                var sets = tree.conversations.map { (PageOwner.reference($0.id), $0.files, [ImportSummary.SkippedFile]()) }
+                sets[0].2 = tree.unreadable
+                return sets
+            }
+        }
         return [(.reference(conversation ?? url.lastPathComponent), listed.files, listed.unreadable)]
     }
 
@@ -356,4 +368,63 @@ private struct PageManifest: Decodable {
         var folder: String?
     }
     var conversations: [Entry]
+}
+
+/// A tree of API responses as dumping tools and scripts write them: any folder named by a conversation id
+/// (`C0VFAZVVNIR/`, `messages/C0VFAZVVNIR/`, `threads/C0VFAZVVNIR/`), at any depth up to `maxDepth`, holds that
+/// conversation's pages (history pages and reply files alike, in its subfolders too). The same id under several
+/// parents is one conversation; its files are taken in path order.
+struct PageTree {
+    struct Pages {
+        var id: String
+        var files: [String]
+    }
+
+    /// Conversations in order of their first folder's path.
+    private(set) var conversations: [Pages] = []
+    /// Folders that could not be listed, links out of the tree, FIFOs and devices.
+    private(set) var unreadable: [ImportSummary.SkippedFile] = []
+    static let maxDepth = 6
+
+    init(root: String) {
+        let resolvedRoot = ExportFiles.resolved(root) ?? root
+        var byID: [String: Int] = [:]
+        walk(root, depth: 0, owner: nil, root: resolvedRoot, byID: &byID)
+    }
+
+    private mutating func walk(_ folder: String, depth: Int, owner: String?, root: String, byID: inout [String: Int]) {
+        let names: [String]
+        switch ExportFiles.names(in: folder) {
+        case .success(let found): names = found.sorted()
+        case .failure(let failure):
+            unreadable.append(.init(path: folder, reason: "the folder cannot be read: \(failure.reason)"))
+            return
+        }
+        for name in names where !name.hasPrefix(".") {
+            let path = folder + "/" + name
+            switch ExportFiles.kind(of: path, inside: root) {
+            case .success(.folder):
+                guard depth < Self.maxDepth else { continue }
+                let id = owner ?? (Importer.kind(ofConversationID: name) != nil ? name : nil)
+                walk(path, depth: depth + 1, owner: id, root: root, byID: &byID)
+            case .success(.file):
+                guard name.hasSuffix(".json"), name != "manifest.json" else { continue }
+                guard let owner else {
+                    // Users, listings and the like: reported, not silently left out (they are not read yet).
+                    unreadable.append(.init(path: path, reason: "not in a folder named by a conversation id"))
+                    continue
+                }
+                if let index = byID[owner] {
+                    conversations[index].files.append(path)
+                } else {
+                    byID[owner] = conversations.count
+                    conversations.append(Pages(id: owner, files: [path]))
+                }
+            case .success(.other(let what)):
+                if owner != nil { unreadable.append(.init(path: path, reason: "it is \(what), not a file")) }
+            case .failure(let failure):
+                unreadable.append(.init(path: failure.path, reason: failure.reason))
+            }
+        }
+    }
 }
