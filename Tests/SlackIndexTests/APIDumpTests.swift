@@ -126,3 +126,14 @@ import Testing
         #expect(history.status == 0 && history.stdout.contains("third, about the deploy"), "\(history.stdout)")
     }
 }
+
+extension APIDumpTreeTests {
+    @Test func anExportWithoutListingsIsStillReadAsAnExport() throws {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent("export")
+        _ = try TestSupport.writeExport(["D0ABCDEFGH1/2023-11-14.json": MalformedInputTests.good], in: root)
+        #expect(!Importer.looksLikeSyncPages(root.path))
+        let tree = TestSupport.temporaryDirectory().appendingPathComponent("dump")
+        _ = try TestSupport.writeExport(["D0ABCDEFGH1/1.json": APIDumpTests.page], in: tree)
+        #expect(Importer.looksLikeSyncPages(tree.path))
+    }
+}

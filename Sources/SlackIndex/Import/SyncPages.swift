@@ -23,7 +23,14 @@ extension Importer {
             let fm = FileManager.default
             if fm.fileExists(atPath: path + "/manifest.json") { return true }
             if exportListingNames.contains(where: { fm.fileExists(atPath: path + "/" + $0) }) { return false }
-            return !pageFiles(in: path).files.isEmpty || !PageTree(root: path).conversations.isEmpty
+            if !pageFiles(in: path).files.isEmpty { return true }
+            // A tree of responses, unless its id folders hold day files: an export without its listings (DM
+            // folders are named by id), which the export reader reports.
+            let tree = PageTree(root: path)
+            let dayFiles = tree.conversations.contains { pages in
+                pages.files.contains { isDayFileName(URL(fileURLWithPath: $0).lastPathComponent) }
+            }
+            return !tree.conversations.isEmpty && !dayFiles
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
