@@ -11,7 +11,10 @@ struct ImportCommand: ParsableCommand {
             its messages as unchanged. Malformed files are reported with their path and the rest imports. \
             Sync pages (conversations.history/replies responses, message_changed/message_deleted event \
             pages, JSON arrays of messages) are recognised by content; edits replace text, deletions leave \
-            search and history.
+            search and history. A conversation id the archive does not have yet (C…, G…, D…) is created, \
+            named by its id until an export or sync names it. A folder of API responses may be a tree: every \
+            folder named by a conversation id, at any depth (messages/C…/1.json, threads/C…/TS.json), holds \
+            that conversation's pages.
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \
@@ -23,6 +26,7 @@ struct ImportCommand: ParsableCommand {
               slackindex --db /tmp/test.sqlite import ./export-folder --json
               slackindex import sync-pages/                       # folder with manifest.json
               slackindex import page-0001.json --conversation general
+              slackindex import api-dump/       # messages/C…/1.json, threads/C…/TS.json
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -32,7 +36,8 @@ struct ImportCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The conversation sync pages belong to (default: the folder's name, or the pages' manifest).",
+            "The conversation sync pages belong to: a name, or an id (created if missing). Default: the "
+                + "folder's name, the pages' manifest, or the id-named folders of a tree.",
             valueName: "conversation"))
     var conversation: String?
 
