@@ -14,7 +14,8 @@ struct ImportCommand: ParsableCommand {
             search and history. A conversation id the archive does not have yet (C…, G…, D…) is created, \
             named by its id until an export or sync names it. A folder of API responses may be a tree: every \
             folder named by a conversation id, at any depth (messages/C…/1.json, threads/C…/TS.json), holds \
-            that conversation's pages.
+            that conversation's pages, and its other JSON files are read as users and conversations \
+            (list and info responses, or bare objects).
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \

@@ -97,20 +97,28 @@ import Testing
             files["threads/C0VFAZVVNIR/1700000300.000100.json"] = reply
             files["messages/D0ABCDEFGH1/1.json"] = APIDumpTests.page
         }
-        files["users/U0AAAAAAAA1.json"] = #"{"id": "U0AAAAAAAA1", "name": "ann"}"#
+        // Users and conversations as dumping tools write them: one object per file, list and info responses.
+        files["users/U0AAAAAAAA1.json"] = #"{"id": "U0AAAAAAAA1", "name": "ann", "real_name": "Ann Lee"}"#
+        files["channels.json"] =
+            #"{"ok": true, "channels": [{"id": "C0VFAZVVNIR", "name": "general", "is_private": false}], "response_metadata": {"next_cursor": ""}}"#
+        files["info/D0ABCDEFGH1.json"] = #"{"ok": true, "channel": {"id": "D0ABCDEFGH1", "is_im": true, "user": "U0AAAAAAAA1"}}"#
+        files["notes.json"] = #"{"exported_by": "my script"}"#
         _ = try TestSupport.writeExport(files, in: root)
         let archive = try TestSupport.makeArchive()
         let summary = Importer(archive: archive).importPaths([root.path])
-        #expect(summary.conversationsAdded == 2)
+        #expect(summary.conversationsAdded == 2 && summary.usersAdded == 1)
         #expect(summary.messagesAdded == 7, "\(summary)")
-        // The user file is not read yet, and says so.
-        #expect(summary.skippedFiles.map(\.path) == [root.path + "/users/U0AAAAAAAA1.json"])
-        #expect(try archive.conversation(named: "D0ABCDEFGH1").kind == .dm)
+        #expect(summary.skippedFiles.map(\.path) == [root.path + "/notes.json"], "\(summary.skippedFiles)")
+        #expect(summary.skippedFiles.first?.reason.contains("not an API page, user or conversation") == true)
+        #expect(try archive.conversation(named: "general").id == "C0VFAZVVNIR")
+        let dm = try archive.conversation(named: "D0ABCDEFGH1")
+        #expect(dm.kind == .dm && dm.displayName.contains("ann"), "\(dm.displayName)")
+        #expect(try archive.stats().placeholderUsers == 1)  // U0AAAAAAAA2 is only in messages
         let stats = try archive.stats(conversation: archive.conversation(named: "C0VFAZVVNIR"))
         #expect(stats.messages == 4 && stats.threads == 1 && stats.replies == 1)
         // Twice: nothing new.
         let again = Importer(archive: archive).importPaths([root.path])
-        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0, "\(again)")
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0 && again.conversationsAdded == 0, "\(again)")
         #expect(again.messagesUnchanged == 8, "the thread's parent is in its history page and its reply file")
     }
 

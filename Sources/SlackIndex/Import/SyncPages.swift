@@ -22,8 +22,10 @@ extension Importer {
         if isDirectory.boolValue {
             let fm = FileManager.default
             if fm.fileExists(atPath: path + "/manifest.json") { return true }
-            if exportListingNames.contains(where: { fm.fileExists(atPath: path + "/" + $0) }) { return false }
-            if !pageFiles(in: path).files.isEmpty { return true }
+            let listings = exportListingNames.map { path + "/" + $0 }.filter { fm.fileExists(atPath: $0) }
+            // An export's listings are arrays; an API dump's `channels.json` is a `conversations.list` object.
+            if listings.contains(where: { firstByte(of: $0) != UInt8(ascii: "{") }) { return false }
+            if listings.isEmpty, !pageFiles(in: path).files.isEmpty { return true }
             // A tree of responses, unless its id folders hold day files: an export without its listings (DM
             // folders are named by id), which the export reader reports.
             let tree = PageTree(root: path)
@@ -32,11 +34,15 @@ extension Importer {
             }
             return !tree.conversations.isEmpty && !dayFiles
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        return firstByte(of: path).map { $0 == 0x7B || $0 == 0x5B } ?? false
+    }
+
+    /// The first byte of the file that is not whitespace or a byte-order mark, within its first 64 bytes.
+    static func firstByte(of path: String) -> UInt8? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 64)) ?? Data()
-        return head.first { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }.map { $0 == 0x7B || $0 == 0x5B }
-            ?? false
+        return head.first { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }
     }
 
     /// JSON files directly in `folder` or in its `history/` and `delta/` folders, history first, each sorted, and
@@ -59,6 +65,30 @@ extension Importer {
     }
 
     /// The page sets under `path`: one per conversation.
+    /// The page sets under `path`; for a tree of responses also its other JSON files (users and conversations)
+    /// and what in it could not be read.
+    static func pageSetsAndListings(at path: String, conversation: String?) throws -> (
+        sets: [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])], listings: [String],
+        unreadable: [ImportSummary.SkippedFile]
+    ) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
+            !FileManager.default.fileExists(atPath: path + "/manifest.json")
+        {
+            let tree = PageTree(root: path)
+            if !tree.conversations.isEmpty {
+                let sets: [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])] =
+                    if let conversation {
+                        [(.reference(conversation), tree.conversations.flatMap(\.files), [])]
+                    } else {
+                        tree.conversations.map { (.reference($0.id), $0.files, []) }
+                    }
+                return (sets, tree.others, tree.unreadable)
+            }
+        }
+        return (try pageSets(at: path, conversation: conversation), [], [])
+    }
+
     static func pageSets(
         at path: String, conversation: String?
     ) throws -> [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])] {
@@ -93,18 +123,6 @@ extension Importer {
             }
         }
         let listed = pageFiles(in: path)
-        if listed.files.isEmpty, listed.unreadable.isEmpty {
-            // A tree of API responses: folders named by conversation ids, at any depth.
-            let tree = PageTree(root: path)
-            if !tree.conversations.isEmpty {
-                if let conversation {
-                    return [(.reference(conversation), tree.conversations.flatMap(\.files), tree.unreadable)]
-                }
-                var sets = tree.conversations.map { (PageOwner.reference($0.id), $0.files, [ImportSummary.SkippedFile]()) }
-                sets[0].2 = tree.unreadable
-                return sets
-            }
-        }
         return [(.reference(conversation ?? url.lastPathComponent), listed.files, listed.unreadable)]
     }
 
@@ -117,7 +135,11 @@ extension Importer {
         var summary = ImportSummary()
         summary.sources = [path]
         var preparer = MessagePreparer(names: try archive.nameDirectory())
-        for (owner, files, unreadable) in try Importer.pageSets(at: path, conversation: conversation) {
+        let (sets, listings, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
+        summary.skippedFiles += unreadable
+        try importListings(listings, summary: &summary)
+        if !listings.isEmpty { preparer = MessagePreparer(names: try archive.nameDirectory()) }
+        for (owner, files, unreadable) in sets {
             summary.skippedFiles += unreadable
             let target: Conversation
             switch owner {
@@ -391,12 +413,17 @@ struct PageTree {
     private(set) var conversations: [Pages] = []
     /// Folders that could not be listed, links out of the tree, FIFOs and devices.
     private(set) var unreadable: [ImportSummary.SkippedFile] = []
+    /// JSON files outside the conversations' folders (users, conversation listings, anything else).
+    private(set) var others: [String] = []
     static let maxDepth = 6
 
     init(root: String) {
         let resolvedRoot = ExportFiles.resolved(root) ?? root
         var byID: [String: Int] = [:]
-        walk(root, depth: 0, owner: nil, root: resolvedRoot, byID: &byID)
+        // The root may itself be a conversation's folder (`import dump/C0VFAZVVNIR`).
+        let name = URL(fileURLWithPath: root).lastPathComponent
+        let owner = Importer.kind(ofConversationID: name) != nil ? name : nil
+        walk(root, depth: 0, owner: owner, root: resolvedRoot, byID: &byID)
     }
 
     private mutating func walk(_ folder: String, depth: Int, owner: String?, root: String, byID: inout [String: Int]) {
@@ -417,8 +444,7 @@ struct PageTree {
             case .success(.file):
                 guard name.hasSuffix(".json"), name != "manifest.json" else { continue }
                 guard let owner else {
-                    // Users, listings and the like: reported, not silently left out (they are not read yet).
-                    unreadable.append(.init(path: path, reason: "not in a folder named by a conversation id"))
+                    others.append(path)  // users and conversations, read by `importListings`
                     continue
                 }
                 if let index = byID[owner] {
