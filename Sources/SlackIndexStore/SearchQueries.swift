@@ -159,33 +159,17 @@ extension Archive {
         let order = newestFirst ? "DESC" : "ASC"
         return try pool.read { db in
             if !s.hasRowFilters {
-                // Words (and dates) only: the index alone answers. Deleted messages are not in it, and the rowid
-                // is the message id (`MessageID`), which holds its time, so no message row is read at all.
-                var arguments: StatementArguments = [positive, low, high]
-                var negative = ""
-                if let excluded {
-                    negative = "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
-                    arguments += [excluded]
-                }
-                arguments += [limit]
-                let statement = try db.cachedStatement(
-                    sql: """
-                        SELECT rowid AS id, bm25(message_fts, 1.0, 0.4) AS bm25 FROM message_fts
-                        WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(negative)
-                        ORDER BY rowid \(order) LIMIT ?
-                        """)
-                return try Row.fetchAll(statement, arguments: arguments).map {
-                    // Positional: candidates are the search's hot rows (up to the whole window per query); reading
-                    // them by name cost the `bench search` workload ~20% at p50 on 1M messages.
-                    let id: Int64 = $0[0]
-                    return SearchCandidate(sortKey: id, bm25: $0[1], tsKey: MessageID(rawValue: id).tsKey)
-                }
+                // Words (and dates) only: the index alone answers (see `indexCandidates`).
+                return try Archive.indexCandidates(
+                    match: positive, excluded: excluded, in: nil, low: low, high: high, order: order, limit: limit,
+                    db: db)
             }
             if s.onlyInConversations, let ids = s.inConversations,
                 try Archive.messageCount(conversations: ids, in: db) <= Archive.idSetLimit
             {
-                return try Archive.candidatesInSmallConversations(
-                    ids, match: positive, excluded: excluded, low: low, high: high, order: order, limit: limit, in: db)
+                return try Archive.indexCandidates(
+                    match: positive, excluded: excluded, in: ids, low: low, high: high, order: order, limit: limit,
+                    db: db)
             }
             let (where_, filterArguments) = Archive.conditions(s)
             var arguments: StatementArguments = [positive, low, high]
@@ -206,7 +190,7 @@ extension Archive {
     }
 
     /// Conversations with at most this many messages in all are searched through their ids (see
-    /// `candidatesInSmallConversations`); bigger ones through the message rows, where a common word finds its
+    /// `indexCandidates`); bigger ones through the message rows, where a common word finds its
     /// window early.
     static let idSetLimit = 50_000
 
@@ -218,35 +202,42 @@ extension Archive {
             arguments: StatementArguments(ids)) ?? 0
     }
 
-    /// `in:` over small conversations: the index's matches checked against the conversations' ids, read once from
-    /// the history index (covering: no message row is read), instead of reading every match's row to learn its
-    /// conversation. `iterator in:#product` on 1M messages (13,662 matches of which 26 in #product) read 13,662
-    /// rows. The unary `+` keeps the id set a filter: as a constraint SQLite could hand FTS5 one MATCH per id.
-    /// Deleted messages are not in the index, so they need no check.
+    /// Candidates the index alone answers, without reading message rows. Deleted messages are not in the index,
+    /// and the rowid is the message id (`MessageID`), which holds its time.
     ///
-    /// - Complexity: O(c + k) for c messages in the conversations and k matches in the date range.
-    static func candidatesInSmallConversations(
-        _ ids: [Int64], match: String, excluded: String?, low: Int64, high: Int64, order: String, limit: Int,
-        in db: Database
+    /// With `conversations` (`in:` over small conversations), the matches are checked against the conversations'
+    /// ids, read once from the history index (covering: no message row is read), instead of reading every
+    /// match's row to learn its conversation: `iterator in:#product` on 1M messages (13,662 matches of which 26
+    /// in #product) read 13,662 rows. The unary `+` keeps the id set a filter: as a constraint SQLite could hand
+    /// FTS5 one MATCH per id.
+    ///
+    /// - Complexity: O(k) for k matches in the date range, plus O(c) for c messages in the conversations.
+    static func indexCandidates(
+        match: String, excluded: String?, in conversations: [Int64]?, low: Int64, high: Int64, order: String,
+        limit: Int, db: Database
     ) throws -> [SearchCandidate] {
-        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
         var arguments: StatementArguments = [match, low, high]
-        arguments += StatementArguments(ids)
-        var negative = ""
+        var filters = ""
+        if let conversations {
+            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ", ")
+            filters += "AND +rowid IN (SELECT id FROM message WHERE conversation_id IN (\(marks))) "
+            arguments += StatementArguments(conversations)
+        }
         if let excluded {
-            negative = "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
+            filters += "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
             arguments += [excluded]
         }
         arguments += [limit]
         let statement = try db.cachedStatement(
             sql: """
                 SELECT rowid AS id, bm25(message_fts, 1.0, 0.4) AS bm25 FROM message_fts
-                WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ?
-                    AND +rowid IN (SELECT id FROM message WHERE conversation_id IN (\(marks))) \(negative)
+                WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(filters)
                 ORDER BY rowid \(order) LIMIT ?
                 """)
         return try Row.fetchAll(statement, arguments: arguments).map {
-            let id: Int64 = $0[0]  // positional: hot rows, as in searchCandidates
+            // Positional: candidates are the search's hot rows (up to the whole window per query); reading them by
+            // name cost the `bench search` workload ~20% at p50 on 1M messages.
+            let id: Int64 = $0[0]
             return SearchCandidate(sortKey: id, bm25: $0[1], tsKey: MessageID(rawValue: id).tsKey)
         }
     }

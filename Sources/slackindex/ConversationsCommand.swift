@@ -103,16 +103,14 @@ struct ConversationJSON: Encodable {
         kind = row.conversation.kind.rawValue
         members = row.conversation.members.count
         messages = row.messages
-        first = row.firstSeconds.map(Self.iso)
-        last = row.lastSeconds.map(Self.iso)
+        first = row.firstSeconds.map { Output.isoTime($0, timeZone: Self.utc) }
+        last = row.lastSeconds.map { Output.isoTime($0, timeZone: Self.utc) }
         syncedTS = row.syncedTS
         syncInterrupted = row.syncInterrupted
         isArchived = row.conversation.isArchived
     }
 
-    private static func iso(_ seconds: Int64) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-    }
+    private static let utc = TimeZone(identifier: "UTC") ?? .current
 
     private enum CodingKeys: String, CodingKey {
         case id, name, kind, members, messages, first, last, isArchived = "is_archived"

@@ -33,7 +33,7 @@ struct UnknownCommand {
     ) -> UnknownCommand? {
         let subcommands = command.configuration.subcommands
         guard !subcommands.isEmpty, let word = arguments.first, !word.hasPrefix("-") else { return nil }
-        var names: [String] = ["help"]
+        var names: [String] = []
         for subcommand in subcommands {
             let name = subcommand._commandName
             if name == word || subcommand.configuration.aliases.contains(word) {
@@ -45,8 +45,8 @@ struct UnknownCommand {
         let shown = subcommands.map { sub in
             ([sub._commandName] + sub.configuration.aliases.map { "(\($0))" }).joined(separator: " ")
         }
-        // Only the names at this level: `help` is argument-parser's own and needs no suggestion.
-        let closest = ClosestNames.closest(to: word, among: names.dropFirst(), limit: 2)
+        // Only the commands at this level: `help` is argument-parser's own and needs no suggestion.
+        let closest = ClosestNames.closest(to: word, among: names, limit: 2)
         return UnknownCommand(word: word, closest: closest, commands: shown, parent: parent.joined(separator: " "))
     }
 }
