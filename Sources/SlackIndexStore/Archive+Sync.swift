@@ -205,4 +205,60 @@ extension Archive {
             return (usersAdded, added)
         }
     }
+
+    /// Names from id → name maps (as dumping tools write `{"C0VFAZVVNIR": "general", "U0AAAAAAAA1": "ann"}`):
+    /// a conversation the archive lacks is created with that name and `kind`, one still named by its id takes the
+    /// name; a user the archive lacks becomes a placeholder with that handle, a placeholder takes the handle.
+    /// Names an export, a listing or a sync gave are never changed: a map says less than they do.
+    /// Returns how many placeholders and conversations were added, and how many conversations were named.
+    package func storeNames(
+        users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]
+    ) throws -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int) {
+        try pool.write { db in
+            var placeholders = 0
+            let user = try db.cachedStatement(
+                sql: """
+                    INSERT INTO user (id, handle, is_placeholder) VALUES (?, ?, 1)
+                    ON CONFLICT (id) DO UPDATE SET handle = excluded.handle
+                    WHERE user.is_placeholder = 1 AND user.handle IS NOT excluded.handle
+                    """)
+            for (id, handle) in users.sorted(by: { $0.key < $1.key }) {
+                try user.execute(arguments: [id, handle])
+                placeholders += db.changesCount
+            }
+            if placeholders > 0 { try Archive.bumpUsersVersion(in: db) }
+            var added = 0
+            var named = 0
+            let rename = try db.cachedStatement(
+                sql: "UPDATE conversation SET name = ? WHERE slack_id = ? AND name = slack_id AND name IS NOT ?")
+            for (id, entry) in conversations.sorted(by: { $0.key < $1.key }) {
+                let input = ConversationInput(slackID: id, kind: entry.kind, name: entry.name)
+                let exists = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [id])
+                if exists != true {
+                    _ = try Archive.upsertConversation(input, workspaceID: nil, in: db)
+                    added += 1
+                } else {
+                    try rename.execute(arguments: [entry.name, id, entry.name])
+                    named += db.changesCount
+                }
+            }
+            return (placeholders, added, named)
+        }
+    }
+}
+
+extension Archive {
+    /// The handles of the users among `ids` that the archive has (placeholders included).
+    package func handles(of ids: some Collection<String>) throws -> [String: String] {
+        guard !ids.isEmpty else { return [:] }
+        return try pool.read { db in
+            var handles: [String: String] = [:]
+            let statement = try db.cachedStatement(sql: "SELECT handle FROM user WHERE id = ?")
+            for id in ids {
+                if let handle = try String.fetchOne(statement, arguments: [id]) { handles[id] = handle }
+            }
+            return handles
+        }
+    }
 }

@@ -109,7 +109,7 @@ import Testing
         #expect(summary.conversationsAdded == 2 && summary.usersAdded == 1)
         #expect(summary.messagesAdded == 7, "\(summary)")
         #expect(summary.skippedFiles.map(\.path) == [root.path + "/notes.json"], "\(summary.skippedFiles)")
-        #expect(summary.skippedFiles.first?.reason.contains("not an API page, user or conversation") == true)
+        #expect(summary.skippedFiles.first?.reason.contains("not an API page, user, conversation or id map") == true)
         #expect(try archive.conversation(named: "general").id == "C0VFAZVVNIR")
         let dm = try archive.conversation(named: "D0ABCDEFGH1")
         #expect(dm.kind == .dm && dm.displayName.contains("ann"), "\(dm.displayName)")

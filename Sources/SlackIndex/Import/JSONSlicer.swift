@@ -12,7 +12,8 @@ struct JSONSlicer {
     var elements: [Range<Int>]
     /// True when the document's first value is an array.
     var isArray: Bool
-    /// True when brackets and quotes balance (a truncated file does not).
+    /// True when brackets and quotes balance (a truncated file does not) and nothing follows the first value (JSON
+    /// lines, or pages concatenated into one file, are not one document).
     var isComplete: Bool
 
     /// Minifies `input` and records the top-level array's elements.
@@ -26,6 +27,7 @@ struct JSONSlicer {
         var inString = false
         var elementStart = -1
         var sawFirst = false
+        var trailing = false
         var isArray = false
         let n = input.count
         // Written through a pointer and whole string runs copied at once: appending byte by byte measured
@@ -74,11 +76,15 @@ struct JSONSlicer {
                     continue
                 case UInt8(ascii: "\""):
                     if depth == 1 && isArray && elementStart < 0 { elementStart = o }
+                    if depth == 0 { trailing = trailing || sawFirst }
+                    sawFirst = true
                     inString = true
                 case UInt8(ascii: "["), UInt8(ascii: "{"):
                     if !sawFirst {
                         sawFirst = true
                         isArray = byte == UInt8(ascii: "[")
+                    } else if depth == 0 {
+                        trailing = true
                     } else if depth == 1 && isArray && elementStart < 0 {
                         elementStart = o
                     }
@@ -106,7 +112,7 @@ struct JSONSlicer {
         self.bytes = out
         self.elements = elements
         self.isArray = isArray
-        self.isComplete = depth == 0 && !inString && sawFirst
+        self.isComplete = depth == 0 && !inString && sawFirst && !trailing
     }
 }
 

@@ -3,10 +3,13 @@ import Foundation
 /// Users and conversations in a tree of API responses, recognised by content: `users.list` and
 /// `conversations.list` responses (`{"members": [...]}`, `{"channels": [...]}`), `users.info` and
 /// `conversations.info` responses (`{"user": {...}}`, `{"channel": {...}}`), and bare objects or arrays of them as
-/// dumping tools write one per file. Ids tell users (`U…`, `W…`) from conversations (`C…`, `G…`, `D…`).
+/// dumping tools write one per file, and maps of ids to names. Ids tell users (`U…`, `W…`) from conversations
+/// (`C…`, `G…`, `D…`).
 enum ListingFile {
     case users([UserRecord])
     case conversations([ConversationRecord])
+    /// `{"C0VFAZVVNIR": "general", "U0AAAAAAAA1": "ann"}`.
+    case names([String: String])
 
     /// What `data` holds, or nil when it is neither users nor conversations.
     static func recognise(_ data: Data) -> ListingFile? {
@@ -27,11 +30,21 @@ enum ListingFile {
         if let conversation = try? decoder.decode(ConversationRecord.self, from: data), isConversations([conversation]) {
             return .conversations([conversation])
         }
+        if let names = try? decoder.decode([String: String].self, from: data), !names.isEmpty,
+            names.keys.allSatisfy({ isUserID($0) || Importer.kind(ofConversationID: $0) != nil })
+        {
+            return .names(names)
+        }
         return nil
     }
 
+    static func isUserID(_ id: String) -> Bool {
+        (9...20).contains(id.count) && (id.first == "U" || id.first == "W")
+            && id.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+    }
+
     private static func isUsers(_ users: [UserRecord]) -> Bool {
-        !users.isEmpty && users.allSatisfy { $0.id.first == "U" || $0.id.first == "W" }
+        !users.isEmpty && users.allSatisfy { isUserID($0.id) }
     }
 
     private static func isConversations(_ records: [ConversationRecord]) -> Bool {
@@ -52,32 +65,87 @@ enum ListingFile {
     private struct ChannelInfo: Decodable { var channel: ConversationRecord }
 }
 
+/// The users, conversations and names found in a dump's listing files.
+struct DumpListings {
+    var users: [UserRecord] = []
+    var conversations: [ConversationRecord] = []
+    var names: [String: String] = [:]
+
+    var isEmpty: Bool { users.isEmpty && conversations.isEmpty && names.isEmpty }
+
+    mutating func add(_ listing: ListingFile) {
+        switch listing {
+        case .users(let found): users += found
+        case .conversations(let found): conversations += found
+        case .names(let found): names.merge(found) { first, _ in first }
+        }
+    }
+}
+
 extension Importer {
-    /// Stores the users and conversations of `files` (see `ListingFile`), users first so that DMs are named
-    /// after their members; a file that holds neither is reported as skipped.
-    func importListings(_ files: [String], summary: inout ImportSummary) throws {
-        guard !files.isEmpty else { return }
-        var users: [UserRecord] = []
-        var conversations: [ConversationRecord] = []
+    /// Stores the users, conversations and id maps among `files` (see `ListingFile`); returns the files that are
+    /// pages or JSON lines, to import after them. A file that is none of these is reported as skipped.
+    func importListings(_ files: [String], summary: inout ImportSummary) throws -> [String] {
+        var pages: [String] = []
+        var found = DumpListings()
         for file in files {
+            do {
+                if try JSONLines.isLines(file) {
+                    pages.append(file)
+                    continue
+                }
+            } catch let error as ImportError {
+                summary.skippedFiles.append(.init(path: file, reason: error.description))
+                continue
+            }
             guard let data = FileManager.default.contents(atPath: file) else {
                 summary.skippedFiles.append(.init(path: file, reason: "the file cannot be read"))
                 continue
             }
-            switch ListingFile.recognise(data) {
-            case .users(let found): users += found
-            case .conversations(let found): conversations += found
-            case nil:
+            // Pages first, by a look at their keys: decoding a large page as a listing would parse it whole.
+            if Importer.isPage(data) {
+                pages.append(file)
+            } else if let listing = ListingFile.recognise(data) {
+                found.add(listing)
+            } else {
                 summary.skippedFiles.append(
                     .init(
                         path: file,
-                        reason: "not an API page, user or conversation (not in a folder named by a conversation id)"))
+                        reason: "not an API page, user, conversation or id map (and not in a folder named by a "
+                            + "conversation id)"))
             }
         }
-        let handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { first, _ in first })
-        let inputs = conversations.map { $0.input(kind: ListingFile.kind(of: $0), handles: handles, folder: false) }
+        try store(found, summary: &summary)
+        return pages
+    }
+
+    /// Stores listings: users (so that DMs are named after their members), conversations, then names from id maps
+    /// (which only fill in what nothing else named).
+    func store(_ found: DumpListings, summary: inout ImportSummary) throws {
+        guard !found.isEmpty else { return }
+        let users = found.users
+        var handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { first, _ in first })
+        // DMs are named after their members: those listed in other files or imports are in the archive.
+        let unknown = Set(found.conversations.flatMap(\.members)).subtracting(handles.keys)
+        handles.merge(try archive.handles(of: unknown)) { listed, _ in listed }
+        let inputs = found.conversations.map {
+            $0.input(kind: ListingFile.kind(of: $0), handles: handles, folder: false)
+        }
         let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs)
         summary.usersAdded += stored.usersAdded
         summary.conversationsAdded += stored.conversationsAdded
+        var userNames: [String: String] = [:]
+        var conversationNames: [String: (name: String, kind: ConversationKind)] = [:]
+        for (id, name) in found.names {
+            if let kind = Importer.kind(ofConversationID: id) {
+                conversationNames[id] = (name, kind)
+            } else {
+                userNames[id] = name
+            }
+        }
+        let named = try archive.storeNames(users: userNames, conversations: conversationNames)
+        summary.placeholderUsers += named.placeholders
+        summary.conversationsAdded += named.conversationsAdded
+        summary.conversationsUpdated += named.conversationsNamed
     }
 }

@@ -26,13 +26,11 @@ extension Importer {
             // An export's listings are arrays; an API dump's `channels.json` is a `conversations.list` object.
             if listings.contains(where: { firstByte(of: $0) != UInt8(ascii: "{") }) { return false }
             if listings.isEmpty, !pageFiles(in: path).files.isEmpty { return true }
-            // A tree of responses, unless its id folders hold day files: an export without its listings (DM
-            // folders are named by id), which the export reader reports.
+            // A tree of responses, unless it holds day files: an export without its listings (DM folders are
+            // named by id), which the export reader reports.
             let tree = PageTree(root: path)
-            let dayFiles = tree.conversations.contains { pages in
-                pages.files.contains { isDayFileName(URL(fileURLWithPath: $0).lastPathComponent) }
-            }
-            return !tree.conversations.isEmpty && !dayFiles
+            let files = tree.conversations.flatMap(\.files) + tree.others
+            return !files.isEmpty && !files.contains { isDayFileName(URL(fileURLWithPath: $0).lastPathComponent) }
         }
         return firstByte(of: path).map { $0 == 0x7B || $0 == 0x5B } ?? false
     }
@@ -64,34 +62,29 @@ extension Importer {
         return (files, unreadable)
     }
 
-    /// The page sets under `path`: one per conversation.
-    /// The page sets under `path`; for a tree of responses also its other JSON files (users and conversations)
-    /// and what in it could not be read.
+    /// The page sets under `path` (one per conversation a folder or file name or the manifest gives); for a folder
+    /// without a manifest also its other JSON files (users, conversations, id maps, and pages that name their
+    /// conversation in their messages) and what in it could not be read.
     static func pageSetsAndListings(at path: String, conversation: String?) throws -> (
-        sets: [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])], listings: [String],
-        unreadable: [ImportSummary.SkippedFile]
+        sets: [PageSet], others: [String], unreadable: [ImportSummary.SkippedFile]
     ) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
             !FileManager.default.fileExists(atPath: path + "/manifest.json")
         {
             let tree = PageTree(root: path)
-            if !tree.conversations.isEmpty {
-                let sets: [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])] =
-                    if let conversation {
-                        [(.reference(conversation), tree.conversations.flatMap(\.files), [])]
-                    } else {
-                        tree.conversations.map { (.reference($0.id), $0.files, []) }
-                    }
-                return (sets, tree.others, tree.unreadable)
-            }
+            let sets: [PageSet] =
+                if let conversation {
+                    [PageSet(owner: .reference(conversation), files: tree.conversations.flatMap(\.files))]
+                } else {
+                    tree.conversations.map { PageSet(owner: .reference($0.id), files: $0.files) }
+                }
+            return (sets, tree.others, tree.unreadable)
         }
         return (try pageSets(at: path, conversation: conversation), [], [])
     }
 
-    static func pageSets(
-        at path: String, conversation: String?
-    ) throws -> [(owner: PageOwner, files: [String], unreadable: [ImportSummary.SkippedFile])] {
+    static func pageSets(at path: String, conversation: String?) throws -> [PageSet] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ImportError.missing(path: path)
@@ -100,7 +93,7 @@ extension Importer {
         if !isDirectory.boolValue {
             var folder = url.deletingLastPathComponent()
             if ["history", "delta"].contains(folder.lastPathComponent) { folder = folder.deletingLastPathComponent() }
-            return [(.reference(conversation ?? folder.lastPathComponent), [path], [])]
+            return [PageSet(owner: .reference(conversation ?? folder.lastPathComponent), files: [path])]
         }
         let manifestPath = path + "/manifest.json"
         if let data = FileManager.default.contents(atPath: manifestPath) {
@@ -119,61 +112,62 @@ extension Importer {
                     conversation.map { .reference($0) }
                     ?? .described(id: entry.id, name: entry.name ?? entry.id, kind: kind)
                 let listed = pageFiles(in: path + "/" + (entry.folder ?? entry.name ?? entry.id))
-                return (owner, listed.files, listed.unreadable)
+                return PageSet(owner: owner, files: listed.files, unreadable: listed.unreadable)
             }
         }
         let listed = pageFiles(in: path)
-        return [(.reference(conversation ?? url.lastPathComponent), listed.files, listed.unreadable)]
+        return [
+            PageSet(
+                owner: .reference(conversation ?? url.lastPathComponent), files: listed.files,
+                unreadable: listed.unreadable)
+        ]
     }
 
-    /// Imports sync pages (see the type's overview).
+    /// Imports sync pages (see the type's overview) and the users, conversations and id maps dumped beside them.
     ///
-    /// - Throws: `ImportError` when the path is unusable; `StoreError.conversationNotFound` when pages name by
-    ///   name a conversation the archive does not have (a conversation id the archive lacks is created).
+    /// A page's conversation is, in order: `conversation` (every message goes there), the messages' own `channel`
+    /// field, the folder or file name that is a conversation id (or the folder's name), the manifest.
+    ///
+    /// - Throws: `ImportError` when the path is unusable; `StoreError.conversationNotFound` when `conversation`
+    ///   names by name a conversation the archive does not have (a conversation id the archive lacks is created).
     public func importPages(at path: String, conversation: String? = nil) throws -> ImportSummary {
         let started = Date()
         var summary = ImportSummary()
         summary.sources = [path]
-        var preparer = MessagePreparer(names: try archive.nameDirectory())
-        let (sets, listings, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
+        let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
-        try importListings(listings, summary: &summary)
-        if !listings.isEmpty { preparer = MessagePreparer(names: try archive.nameDirectory()) }
-        for (owner, files, unreadable) in sets {
-            summary.skippedFiles += unreadable
-            let target: Conversation
-            switch owner {
-            case .reference(let name):
-                target = try conversationOrNew(named: name, summary: &summary)
+        var targets = PageTargets()
+        if let conversation { targets.forced = try conversationOrNew(named: conversation, summary: &summary) }
+        let unowned = try importListings(others, summary: &summary)
+        var preparer = MessagePreparer(names: try archive.nameDirectory())
+        let fallback = URL(fileURLWithPath: path).lastPathComponent
+        let all = sets + (unowned.isEmpty ? [] : [PageSet(owner: .reference(conversation ?? fallback), files: unowned)])
+        for set in all {
+            summary.skippedFiles += set.unreadable
+            let owner: String
+            switch set.owner {
+            case .reference(let name): owner = name
             case .described(let id, let name, let kind):
-                if let existing = try? archive.conversation(named: id) {
-                    target = existing
-                } else {
-                    if try archive.addConversationIfMissing(ConversationInput(slackID: id, kind: kind, name: name)) {
-                        summary.conversationsAdded += 1
-                    }
-                    target = try archive.conversation(named: id)
+                if try archive.addConversationIfMissing(ConversationInput(slackID: id, kind: kind, name: name)) {
+                    summary.conversationsAdded += 1
                 }
+                owner = id
             }
-            for file in files {
+            for file in set.files {
                 if stop?.isRequested == true {
                     summary.interrupted = true
                     break
                 }
                 do {
-                    // A folder may hold other JSON beside its pages (a generator's summary, a tool's notes):
-                    // recognised by content, such files are noted and left alone; a file named on its own is not.
-                    if file != path, let data = FileManager.default.contents(atPath: file), !Importer.isPage(data) {
-                        summary.notes.append("'\(file)' is not an API page (no \"messages\"); it was not imported.")
-                        continue
-                    }
-                    try importPage(file, into: target, preparer: &preparer, summary: &summary)
+                    try importDumpFile(
+                        file, named: file == path, owner: owner, targets: &targets, preparer: &preparer,
+                        summary: &summary)
                 } catch let error as ImportError {
                     summary.skippedFiles.append(.init(path: file, reason: error.description))
                 }
             }
-            try archive.recountReplies(conversations: [target.rowID])
         }
+        try archive.recountReplies(conversations: targets.touched.sorted())
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)
         return summary
@@ -182,7 +176,7 @@ extension Importer {
     /// The conversation `name` names. A conversation id the archive does not know yet (pages dumped from the API
     /// into an empty archive) is created: its kind from the id's prefix (C channel, G private, D DM), named by
     /// its id until an export, a listing or a sync names it (they update it in place, by id).
-    private func conversationOrNew(named name: String, summary: inout ImportSummary) throws -> Conversation {
+    func conversationOrNew(named name: String, summary: inout ImportSummary) throws -> Conversation {
         do {
             return try archive.conversation(named: name)
         } catch StoreError.conversationNotFound(let missing, let closest) {
@@ -213,26 +207,11 @@ extension Importer {
         }
     }
 
-    private func importPage(
-        _ file: String, into conversation: Conversation, preparer: inout MessagePreparer, summary: inout ImportSummary
-    ) throws {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw ImportError.unreadable(path: file, reason: "permission denied or not a file")
-        }
-        summary.dayFiles += 1
-        summary.bytes += Int64(data.count)
-        _ = try applyPage([UInt8](data), source: file, into: conversation, preparer: &preparer, summary: &summary)
-    }
-
-    /// Whether `data` may be an API page: anything but a complete JSON object without `messages` or `ok` (a
-    /// truncated or broken file counts as a page, so that importing it reports the damage).
+    /// Whether `data` may be an API page: a page by its keys (`JSONLines.shape`), or a truncated or broken file,
+    /// so that importing it reports the damage.
     static func isPage(_ data: Data) -> Bool {
-        let bytes = [UInt8](data)
-        let page = bytes.withUnsafeBytes { JSONSlicer($0) }
-        guard page.isComplete, !page.isArray else { return true }
-        let whole = 0..<page.bytes.count
-        return JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) != nil
-            || JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole) != nil
+        let page = data.withUnsafeBytes { JSONSlicer($0) }
+        return !page.isComplete || JSONLines.shape(of: page) == .page
     }
 
     /// What a page held besides messages: where it continues, and the threads it names.
@@ -252,9 +231,6 @@ extension Importer {
     /// archive in one transaction, with the sync progress `sync` derives from the page recorded in that same
     /// transaction.
     ///
-    /// One pass over the page's records sorts each into messages, deletions, reactions and thread marks (over 60
-    /// lines: splitting the loop would hand five accumulators around).
-    ///
     /// - Parameter recordSpan: record the page's span for gap reports (history pages; not replies).
     /// - Throws: `ImportError.malformedJSON` naming `source` when the bytes are not a page.
     func applyPage(
@@ -263,11 +239,29 @@ extension Importer {
         sync: ((PageOutcome) -> SyncProgress)? = nil
     ) throws -> PageOutcome {
         let (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
-        var outcome = PageOutcome()
-        outcome.cursor = cursor
-        let records: [MessageRecord?] = page.bytes.withUnsafeBufferPointer { buffer in
+        return try applyRecords(
+            Importer.records(of: page, at: elements), at: elements, of: page, cursor: cursor, into: conversation,
+            preparer: &preparer, summary: &summary, recordSpan: recordSpan, extraFlags: extraFlags, sync: sync)
+    }
+
+    /// The messages at `elements` of `page`, decoded (nil for what is not a message).
+    static func records(of page: JSONSlicer, at elements: [Range<Int>]) -> [MessageRecord?] {
+        page.bytes.withUnsafeBufferPointer { buffer in
             elements.map { try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[$0])) }
         }
+    }
+
+    /// Applies a page's decoded `records` (at `elements` of `page`) to `conversation` (see `applyPage`).
+    ///
+    /// One pass over the records sorts each into messages, deletions, reactions and thread marks (over 60 lines:
+    /// splitting the loop would hand five accumulators around).
+    func applyRecords(
+        _ records: [MessageRecord?], at elements: [Range<Int>], of page: JSONSlicer, cursor: String?,
+        into conversation: Conversation, preparer: inout MessagePreparer, summary: inout ImportSummary,
+        recordSpan: Bool, extraFlags: MessageFlags = [], sync: ((PageOutcome) -> SyncProgress)? = nil
+    ) throws -> PageOutcome {
+        var outcome = PageOutcome()
+        outcome.cursor = cursor
         var write = PageWrite(conversationRowID: conversation.rowID)
         outcome.messages = records.count
         for (index, element) in records.enumerated() {
@@ -401,8 +395,9 @@ private struct PageManifest: Decodable {
 
 /// A tree of API responses as dumping tools and scripts write them: any folder named by a conversation id
 /// (`C0VFAZVVNIR/`, `messages/C0VFAZVVNIR/`, `threads/C0VFAZVVNIR/`), at any depth up to `maxDepth`, holds that
-/// conversation's pages (history pages and reply files alike, in its subfolders too). The same id under several
-/// parents is one conversation; its files are taken in path order.
+/// conversation's pages (history pages and reply files alike, in its subfolders too), and so does a file whose
+/// name starts with one (`C0VFAZVVNIR.json`, `C0VFAZVVNIR-2.json`, `C0VFAZVVNIR_1700000300.000100.json`). The same
+/// id under several parents is one conversation; its files are taken in path order.
 struct PageTree {
     struct Pages {
         var id: String
@@ -426,6 +421,13 @@ struct PageTree {
         walk(root, depth: 0, owner: owner, root: resolvedRoot, byID: &byID)
     }
 
+    /// The conversation id a file's name starts with, followed by `.`, `-` or `_`.
+    static func conversationID(startingFileName name: String) -> String? {
+        let id = name.prefix { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+        guard let next = name.dropFirst(id.count).first, ".-_".contains(next) else { return nil }
+        return Importer.kind(ofConversationID: String(id)) != nil ? String(id) : nil
+    }
+
     private mutating func walk(_ folder: String, depth: Int, owner: String?, root: String, byID: inout [String: Int]) {
         let names: [String]
         switch ExportFiles.names(in: folder) {
@@ -442,8 +444,10 @@ struct PageTree {
                 let id = owner ?? (Importer.kind(ofConversationID: name) != nil ? name : nil)
                 walk(path, depth: depth + 1, owner: id, root: root, byID: &byID)
             case .success(.file):
-                guard name.hasSuffix(".json"), name != "manifest.json" else { continue }
-                guard let owner else {
+                guard [".json", ".jsonl", ".ndjson"].contains(where: name.hasSuffix), name != "manifest.json" else {
+                    continue
+                }
+                guard let owner = owner ?? PageTree.conversationID(startingFileName: name) else {
                     others.append(path)  // users and conversations, read by `importListings`
                     continue
                 }

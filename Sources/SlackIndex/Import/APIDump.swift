@@ -1,0 +1,308 @@
+import Foundation
+
+/// A conversation's pages: the files of a folder or file named by its id, of a manifest entry, or a folder's files
+/// that name their conversation in their messages.
+struct PageSet {
+    var owner: Importer.PageOwner
+    var files: [String]
+    var unreadable: [ImportSummary.SkippedFile] = []
+}
+
+/// The conversations a dump's pages were written to, resolved once each.
+struct PageTargets {
+    /// `--conversation`: every message goes there, whatever its `channel` field says.
+    var forced: Conversation?
+    var byName: [String: Result<Conversation, StoreError>] = [:]
+    /// Conversations that received messages, for the reply recount.
+    var touched: Set<Int64> = []
+}
+
+extension Importer {
+    /// Messages of JSON lines gathered into one write.
+    static let linesPerWrite = 1_000
+
+    /// Imports one file of a dump: a page (history, replies, events, a bare array) or JSON lines.
+    ///
+    /// - Parameters:
+    ///   - named: the file was named on the command line (not found in a folder): it must be a page.
+    ///   - owner: the conversation for messages without a `channel` field (a folder or file name, or the folder's
+    ///     own name).
+    func importDumpFile(
+        _ file: String, named: Bool, owner: String, targets: inout PageTargets, preparer: inout MessagePreparer,
+        summary: inout ImportSummary
+    ) throws {
+        if try JSONLines.isLines(file) {
+            try importLines(file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
+            return
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ImportError.unreadable(path: file, reason: "permission denied or not a file")
+        }
+        // A folder may hold other JSON beside its pages: a conversation's `conversations.info` named by its id is
+        // stored; anything else (a generator's summary, a tool's notes) is noted and left alone. A file named on
+        // its own must be a page.
+        if !named, !Importer.isPage(data) {
+            if let listing = ListingFile.recognise(data) {
+                var found = DumpListings()
+                found.add(listing)
+                try store(found, summary: &summary)
+                preparer = MessagePreparer(names: try archive.nameDirectory())
+            } else {
+                summary.notes.append("'\(file)' is not an API page (no \"messages\"); it was not imported.")
+            }
+            return
+        }
+        summary.dayFiles += 1
+        summary.bytes += Int64(data.count)
+        try importDumpedPage(
+            [UInt8](data), source: file, owner: owner, recordSpan: true, targets: &targets, preparer: &preparer,
+            summary: &summary)
+    }
+
+    /// Applies one dumped page, its messages split by their `channel` field (messages without one go to `owner`;
+    /// with `--conversation` all go there).
+    func importDumpedPage(
+        _ bytes: [UInt8], source: String, owner: String, recordSpan: Bool, targets: inout PageTargets,
+        preparer: inout MessagePreparer, summary: inout ImportSummary
+    ) throws {
+        let (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
+        let records = Importer.records(of: page, at: elements)
+        var order: [String] = []
+        var groups: [String: [Int]] = [:]
+        for (index, record) in records.enumerated() {
+            let channel = targets.forced == nil ? record?.channel.flatMap { $0.isEmpty ? nil : $0 } : nil
+            let name = channel ?? owner
+            if groups[name] == nil { order.append(name) }
+            groups[name, default: []].append(index)
+        }
+        if order.isEmpty { order = [owner] }  // an empty page still records its span
+        for name in order {
+            let conversation: Conversation
+            switch target(name, targets: &targets, summary: &summary) {
+            case .success(let found): conversation = found
+            case .failure(let error):
+                summary.skipMessage("\(error) (name it with --conversation ID)", count: groups[name]?.count ?? 0)
+                continue
+            }
+            targets.touched.insert(conversation.rowID)
+            let indices = groups[name] ?? []
+            let whole = order.count == 1
+            _ = try applyRecords(
+                whole ? records : indices.map { records[$0] }, at: whole ? elements : indices.map { elements[$0] },
+                of: page, cursor: cursor, into: conversation, preparer: &preparer, summary: &summary,
+                recordSpan: recordSpan && whole)
+        }
+    }
+
+    /// The conversation `name` names (created when it is an unknown id), resolved once per import.
+    private func target(
+        _ name: String, targets: inout PageTargets, summary: inout ImportSummary
+    ) -> Result<Conversation, StoreError> {
+        if let forced = targets.forced { return .success(forced) }
+        if let known = targets.byName[name] { return known }
+        let found: Result<Conversation, StoreError>
+        do {
+            found = .success(try conversationOrNew(named: name, summary: &summary))
+        } catch let error as StoreError {
+            found = .failure(error)
+        } catch {
+            found = .failure(.conversationNotFound(name, closest: []))
+        }
+        targets.byName[name] = found
+        return found
+    }
+
+    /// Imports a file of JSON lines: each line a page, a single message, or a users or conversations listing.
+    /// Consecutive message lines are written `linesPerWrite` at a time; a line that cannot be read is reported
+    /// as `FILE:LINE` and the others still import.
+    func importLines(
+        _ file: String, owner: String, targets: inout PageTargets, preparer: inout MessagePreparer,
+        summary: inout ImportSummary
+    ) throws {
+        var reader = try JSONLines(path: file)
+        summary.dayFiles += 1
+        var pending = PendingLines()
+        while let line = try reader.next() {
+            summary.bytes += Int64(line.count + 1)
+            let slicer = line.withUnsafeBytes { JSONSlicer($0) }
+            if slicer.bytes.isEmpty { continue }
+            let place = "\(file):\(reader.number)"
+            guard slicer.isComplete else {
+                summary.skippedFiles.append(.init(path: place, reason: "the line is truncated or not JSON"))
+                continue
+            }
+            switch JSONLines.shape(of: slicer) {
+            case .message:
+                pending.add(slicer.bytes, line: reader.number)
+                if pending.count >= Importer.linesPerWrite {
+                    try flush(&pending, file: file, owner: owner, targets: &targets, preparer: &preparer,
+                        summary: &summary)
+                }
+                continue
+            case .page:
+                try flush(&pending, file: file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
+                do {
+                    try importDumpedPage(
+                        slicer.bytes, source: place, owner: owner, recordSpan: true, targets: &targets,
+                        preparer: &preparer, summary: &summary)
+                } catch let error as ImportError {
+                    summary.skippedFiles.append(.init(path: place, reason: error.description))
+                }
+            case .other:
+                try flush(&pending, file: file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
+                guard let listing = ListingFile.recognise(Data(slicer.bytes)) else {
+                    summary.skippedFiles.append(
+                        .init(path: place, reason: "not an API page, message, user, conversation or id map"))
+                    continue
+                }
+                var found = DumpListings()
+                found.add(listing)
+                try store(found, summary: &summary)
+                preparer = MessagePreparer(names: try archive.nameDirectory())
+            }
+        }
+        try flush(&pending, file: file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
+    }
+
+    private func flush(
+        _ pending: inout PendingLines, file: String, owner: String, targets: inout PageTargets,
+        preparer: inout MessagePreparer, summary: inout ImportSummary
+    ) throws {
+        guard pending.count > 0 else { return }
+        let source = "\(file):\(pending.firstLine)-\(pending.lastLine)"
+        let bytes = pending.take()
+        try importDumpedPage(
+            bytes, source: source, owner: owner, recordSpan: false, targets: &targets, preparer: &preparer,
+            summary: &summary)
+    }
+}
+
+/// Message lines waiting to be written together, as one JSON array.
+private struct PendingLines {
+    private var bytes: [UInt8] = []
+    private(set) var count = 0
+    private(set) var firstLine = 0
+    private(set) var lastLine = 0
+
+    mutating func add(_ message: [UInt8], line: Int) {
+        bytes.append(count == 0 ? UInt8(ascii: "[") : UInt8(ascii: ","))
+        bytes += message
+        if count == 0 { firstLine = line }
+        lastLine = line
+        count += 1
+    }
+
+    /// The array of the messages added since the last take.
+    mutating func take() -> [UInt8] {
+        bytes.append(UInt8(ascii: "]"))
+        defer {
+            bytes = []
+            count = 0
+        }
+        return bytes
+    }
+}
+
+/// A file of JSON lines (`.jsonl`, `.ndjson`, or `.json` whose first line is a whole JSON value followed by
+/// another), read a line at a time: memory stays at the longest line, which may be up to `maxLine` bytes.
+struct JSONLines {
+    static let maxLine = 128 << 20
+    private static let chunk = 1 << 20
+    private let handle: FileHandle
+    private let path: String
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+    /// The number of the line `next()` returned last (1-based).
+    private(set) var number = 0
+
+    init(path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ImportError.unreadable(path: path, reason: "permission denied or not a file")
+        }
+        self.handle = handle
+        self.path = path
+    }
+
+    /// The next line without its line break, or nil at the end.
+    ///
+    /// - Throws: `ImportError.malformedJSON` for a line longer than `maxLine`, `.unreadable` for a read error.
+    mutating func next() throws -> [UInt8]? {
+        while true {
+            let newline = buffer.withUnsafeBufferPointer { all -> Int? in
+                guard start < all.count, let base = all.baseAddress,
+                    let found = memchr(base + start, 0x0A, all.count - start)
+                else { return nil }
+                return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            }
+            if let newline {
+                defer { start = newline + 1 }
+                number += 1
+                return Array(buffer[start..<newline])
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                number += 1
+                return Array(buffer[start...])
+            }
+            guard buffer.count - start <= Self.maxLine else {
+                throw ImportError.malformedJSON(
+                    path: path, reason: "line \(number + 1) is longer than \(Self.maxLine >> 20) MiB")
+            }
+            buffer.removeFirst(start)
+            start = 0
+            let data: Data
+            do {
+                data = try handle.read(upToCount: Self.chunk) ?? Data()
+            } catch {
+                throw ImportError.unreadable(path: path, reason: "\(error.localizedDescription)")
+            }
+            if data.isEmpty { atEnd = true } else { buffer += data }
+        }
+    }
+
+    /// Whether `path` holds JSON lines: by its extension, or a first non-blank line that is a whole JSON object or
+    /// array followed by another non-blank line.
+    static func isLines(_ path: String) throws -> Bool {
+        if path.hasSuffix(".jsonl") || path.hasSuffix(".ndjson") { return true }
+        guard Importer.firstByte(of: path).map({ $0 == 0x7B || $0 == 0x5B }) == true else { return false }
+        var reader = try JSONLines(path: path)
+        var first: JSONSlicer?
+        while let line = try reader.next() {
+            let slicer = line.withUnsafeBytes { JSONSlicer($0) }
+            if slicer.bytes.isEmpty { continue }
+            if first != nil { return true }
+            guard slicer.isComplete else { return false }
+            first = slicer
+        }
+        return false
+    }
+
+    enum Shape { case message, page, other }
+
+    /// What one line holds: a single message (an object with `ts` and no `messages`), a page (an object with
+    /// `messages`, an `ok` without a listing's keys, or an array whose first element has a `ts` or `type`), or
+    /// something else (a listing, perhaps).
+    static func shape(of line: JSONSlicer) -> Shape {
+        let whole = 0..<line.bytes.count
+        if line.isArray {
+            guard let first = line.elements.first else { return .page }
+            let isMessage = ["ts", "type"].contains {
+                JSONSlicer.valueRange(ofKey: $0, in: line.bytes, object: first) != nil
+            }
+            return isMessage ? .page : .other
+        }
+        if JSONSlicer.valueRange(ofKey: "messages", in: line.bytes, object: whole) != nil { return .page }
+        if JSONSlicer.valueRange(ofKey: "ts", in: line.bytes, object: whole) != nil { return .message }
+        if JSONSlicer.valueRange(ofKey: "ok", in: line.bytes, object: whole) != nil,
+            JSONSlicer.valueRange(ofKey: "members", in: line.bytes, object: whole) == nil,
+            JSONSlicer.valueRange(ofKey: "channels", in: line.bytes, object: whole) == nil,
+            JSONSlicer.valueRange(ofKey: "user", in: line.bytes, object: whole) == nil,
+            JSONSlicer.valueRange(ofKey: "channel", in: line.bytes, object: whole) == nil
+        {
+            return .page  // an error page, reported as one
+        }
+        return .other
+    }
+}

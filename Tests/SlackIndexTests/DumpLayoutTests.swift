@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@_spi(Benchmarks) @testable import SlackIndex
+
+/// Issue 17's "must show": one workspace in every layout, each imported into an empty archive, gives the export's
+/// messages, threads and reply counts; all of them into one archive give no duplicates, and again nothing changes.
+@Suite struct DumpLayoutTests {
+    static let fixture = DumpFixture()
+
+    /// Writes `layout` of the fixture under a new temporary folder and returns the path to import.
+    static func write(_ layout: String) throws -> String {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent(layout)
+        switch layout {
+        case "export": return try fixture.export(in: root).path
+        case "tree": return try fixture.tree(in: root).path
+        case "mixed": return try fixture.mixedFolder(in: root).path
+        case "lines": return try fixture.jsonLines(at: root.appendingPathComponent("dump.jsonl")).path
+        case "lines-as-json": return try fixture.jsonLines(at: root.appendingPathComponent("dump.json")).path
+        default: return try fixture.slackdump(layout, in: root).path
+        }
+    }
+
+    static let layouts = ["tree", "mixed", "lines", "lines-as-json"]
+
+    @Test(arguments: layouts)
+    func eachLayoutImportsLikeTheExport(layout: String) throws {
+        let reference = try TestSupport.makeArchive()
+        let exported = Importer(archive: reference).importPaths([try Self.write("export")])
+        #expect(!exported.hasSkips, "\(exported)")
+        let expected = try DumpFixture.contents(of: reference)
+        #expect(expected.count == Self.fixture.messages.count + 3)
+
+        let archive = try TestSupport.makeArchive()
+        let path = try Self.write(layout)
+        let summary = Importer(archive: archive).importPaths([path])
+        #expect(!summary.hasSkips, "\(summary.skippedFiles) \(summary.skipReasons)")
+        #expect(summary.conversationsAdded == 3 && summary.placeholderUsers == 0, "\(summary)")
+        #expect(try DumpFixture.contents(of: archive) == expected)
+        let stats = try archive.stats()
+        #expect(stats.messages == 21 && stats.threads == 2 && stats.replies == 3)
+        #expect(try archive.conversation(named: "secret").id == "G0PRIVATE01")
+        let dm = try archive.conversation(named: "D0DIRECT001")
+        #expect(dm.kind == .dm && dm.displayName.contains("bob"), "\(dm.displayName)")
+        let again = Importer(archive: archive).importPaths([path])
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0 && again.conversationsAdded == 0, "\(again)")
+    }
+
+    @Test func everyLayoutIntoOneArchiveHasNoDuplicates() throws {
+        let reference = try TestSupport.makeArchive()
+        _ = Importer(archive: reference).importPaths([try Self.write("export")])
+        let expected = try DumpFixture.contents(of: reference)
+        let archive = try TestSupport.makeArchive()
+        // Dumps first (conversations created from ids), the export last (it names them), and back again.
+        let paths = try (Self.layouts + ["export"]).map(Self.write)
+        for path in paths + paths.reversed() {
+            let summary = Importer(archive: archive).importPaths([path])
+            #expect(!summary.hasSkips, "\(path): \(summary.skippedFiles) \(summary.skipReasons)")
+        }
+        #expect(try DumpFixture.contents(of: archive) == expected)
+        #expect(try archive.stats().messages == 21)
+        #expect(try SearchEngine(archive: archive).count("reply in:#general").0 == 2)
+    }
+}
+
+extension DumpLayoutTests {
+    @Test func idMapsNameOnlyWhatNothingElseNamed() throws {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent("dump")
+        _ = try TestSupport.writeExport(
+            [
+                "C0VFAZVVNIR.json": APIDumpTests.page,
+                "maps/channels.json": #"{"C0VFAZVVNIR": "general", "G0ABCDEFGH1": "secret"}"#,
+                "maps/users.json": #"{"U0AAAAAAAA1": "ann"}"#,
+            ], in: root)
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([root.path])
+        #expect(!summary.hasSkips, "\(summary.skippedFiles)")
+        #expect(try archive.conversation(named: "general").id == "C0VFAZVVNIR")
+        #expect(try archive.conversation(named: "secret").kind == .private)
+        #expect(try archive.users(matching: "ann").map(\.id) == ["U0AAAAAAAA1"])
+        // An export names them for real; the map, imported again, changes nothing.
+        let export = try TestSupport.writeExport([
+            "users.json": #"[{"id": "U0AAAAAAAA1", "name": "annie"}]"#,
+            "channels.json": #"[{"id": "C0VFAZVVNIR", "name": "town-square"}]"#,
+        ])
+        _ = try Importer(archive: archive).importExport(at: export.path)
+        let again = Importer(archive: archive).importPaths([root.path])
+        #expect(again.conversationsUpdated == 0 && again.placeholderUsers == 0, "\(again)")
+        #expect(try archive.conversation(named: "town-square").id == "C0VFAZVVNIR")
+        #expect(try archive.users(matching: "annie").map(\.id) == ["U0AAAAAAAA1"])
+    }
+
+    @Test func theMessagesChannelFieldWinsOverTheFolderAndTheFlagOverBoth() throws {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent("C0FOLDER001")
+        let page = #"[{"type": "message", "user": "U0AAAAAAAA1", "text": "here", "ts": "1700000100.000100"}, {"type": "message", "channel": "C0OTHER0001", "user": "U0AAAAAAAA1", "text": "there", "ts": "1700000200.000100"}, {"type": "message", "channel": "general", "user": "U0AAAAAAAA1", "text": "nowhere", "ts": "1700000300.000100"}]"#
+        _ = try TestSupport.writeExport(["1.json": page], in: root)
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([root.path])
+        #expect(summary.messagesAdded == 2 && summary.messagesSkipped == 1)
+        #expect(summary.skipReasons.keys.first?.contains("No conversation called 'general'") == true, "\(summary)")
+        #expect(try archive.stats(conversation: archive.conversation(named: "C0FOLDER001")).messages == 1)
+        #expect(try archive.stats(conversation: archive.conversation(named: "C0OTHER0001")).messages == 1)
+        let forced = try TestSupport.makeArchive()
+        let all = Importer(archive: forced).importPaths([root.path], conversation: "D0FORCED001")
+        #expect(try all.messagesAdded == 3 && forced.stats().conversations == 1, "\(all)")
+    }
+
+    @Test func brokenLinesAreReportedByLineAndTheRestImports() throws {
+        let file = TestSupport.temporaryDirectory().appendingPathComponent("dump.jsonl")
+        let lines = [
+            #"{"type": "message", "channel": "C0VFAZVVNIR", "user": "U0AAAAAAAA1", "text": "one", "ts": "1700000100.000100"}"#,
+            #"{"type": "message", "channel": "C0VFAZVVNIR", "text": "cut"#,
+            #"{"exported_by": "a script"}"#,
+            #"{"type": "message", "channel": "C0VFAZVVNIR", "user": "U0AAAAAAAA1", "text": "two", "ts": "1700000200.000100"}"#,
+        ]
+        try Data(lines.joined(separator: "\r\n").utf8).write(to: file)
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([file.path])
+        #expect(summary.messagesAdded == 2, "\(summary)")
+        #expect(summary.skippedFiles.map(\.path) == [file.path + ":2", file.path + ":3"], "\(summary.skippedFiles)")
+    }
+
+    @Test func pagesConcatenatedOnOneLineAreReportedNotHalfImported() throws {
+        let file = TestSupport.temporaryDirectory().appendingPathComponent("C0VFAZVVNIR.json")
+        try Data((APIDumpTests.page + APIDumpTests.page).replacingOccurrences(of: "\n", with: " ").utf8).write(to: file)
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([file.path])
+        #expect(summary.messagesAdded == 0 && summary.skippedFiles.count == 1, "\(summary)")
+        #expect(summary.skippedFiles.first?.reason.contains("truncated or not JSON") == true)
+    }
+}

@@ -1,0 +1,7 @@
+import Foundation
+
+extension DumpFixture {
+    func slackdump(_ layout: String, in root: URL) throws -> URL {
+        throw CocoaError(.featureUnsupported)
+    }
+}
