@@ -119,9 +119,13 @@ struct ImportCommand: ParsableCommand {
                 + " (e.g. \(s.ignoredFiles[0])).")
         }
         let rate = s.seconds > 0 ? Double(s.messagesRead) / s.seconds : 0
+        let recognised = s.recognised.sorted { $0.key < $1.key }.map { "\(Output.count($0.value)) \($0.key)" }
         Output.line(
             "Imported \(s.sources.count) source(s) into \(database) in \(String(format: "%.1f", s.seconds)) s"
                 + " (\(Output.count(Int(rate))) messages/s)")
+        if !recognised.isEmpty {
+            Output.line("  recognised:    " + recognised.joined(separator: ", "))
+        }
         Output.line(
             "  conversations: \(s.conversationsAdded) added, \(s.conversationsUpdated) updated, "
                 + "\(s.conversationsUnchanged) unchanged")

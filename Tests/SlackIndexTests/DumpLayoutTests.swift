@@ -75,6 +75,7 @@ extension DumpLayoutTests {
         let archive = try TestSupport.makeArchive()
         let summary = Importer(archive: archive).importPaths([root.path])
         #expect(!summary.hasSkips, "\(summary.skippedFiles)")
+        #expect(summary.recognised == ["API pages": 1, "id maps": 2])
         #expect(try archive.conversation(named: "general").id == "C0VFAZVVNIR")
         #expect(try archive.conversation(named: "secret").kind == .private)
         #expect(try archive.users(matching: "ann").map(\.id) == ["U0AAAAAAAA1"])
@@ -116,7 +117,7 @@ extension DumpLayoutTests {
         try Data(lines.joined(separator: "\r\n").utf8).write(to: file)
         let archive = try TestSupport.makeArchive()
         let summary = Importer(archive: archive).importPaths([file.path])
-        #expect(summary.messagesAdded == 2, "\(summary)")
+        #expect(summary.messagesAdded == 2 && summary.recognised == ["JSON lines files": 1], "\(summary)")
         #expect(summary.skippedFiles.map(\.path) == [file.path + ":2", file.path + ":3"], "\(summary.skippedFiles)")
     }
 

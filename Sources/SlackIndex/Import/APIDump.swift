@@ -32,6 +32,7 @@ extension Importer {
         summary: inout ImportSummary
     ) throws {
         if try JSONLines.isLines(file) {
+            summary.recognise("JSON lines files")
             try importLines(file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
             return
         }
@@ -43,6 +44,7 @@ extension Importer {
         // its own must be a page.
         if !named, !Importer.isPage(data) {
             if let listing = ListingFile.recognise(data) {
+                summary.recognise(listing.kindName)
                 var found = DumpListings()
                 found.add(listing)
                 try store(found, summary: &summary)
@@ -54,6 +56,7 @@ extension Importer {
         }
         summary.dayFiles += 1
         summary.bytes += Int64(data.count)
+        summary.recognise("API pages")
         try importDumpedPage(
             [UInt8](data), source: file, owner: owner, recordSpan: true, targets: &targets, preparer: &preparer,
             summary: &summary)
@@ -141,6 +144,7 @@ extension Importer {
                 continue
             case .page:
                 try flush(&pending, file: file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
+                summary.recognise("API pages")
                 do {
                     try importDumpedPage(
                         slicer.bytes, source: place, owner: owner, recordSpan: true, targets: &targets,
@@ -155,6 +159,7 @@ extension Importer {
                         .init(path: place, reason: "not an API page, message, user, conversation or id map"))
                     continue
                 }
+                summary.recognise(listing.kindName)
                 var found = DumpListings()
                 found.add(listing)
                 try store(found, summary: &summary)

@@ -33,6 +33,8 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var interrupted = false
     /// Notes for the user (e.g. a folder no listing mentions, imported as a channel).
     public var notes: [String] = []
+    /// What a dump's files were recognised as, with counts (e.g. `"API pages": 120, "id maps": 1`).
+    public var recognised: [String: Int] = [:]
     public var dayFiles = 0
     public var bytes: Int64 = 0
     public var seconds: Double = 0
@@ -46,6 +48,10 @@ public struct ImportSummary: Sendable, Codable, Equatable {
 
     /// True when something was skipped (exit status 2).
     public var hasSkips: Bool { messagesSkipped > 0 || !skippedFiles.isEmpty }
+
+    mutating func recognise(_ kind: String, count: Int = 1) {
+        recognised[kind, default: 0] += count
+    }
 
     mutating func skipMessage(_ reason: String, count: Int = 1) {
         messagesSkipped += count
@@ -77,6 +83,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         skippedFiles += other.skippedFiles
         ignoredFiles += other.ignoredFiles
         notes += other.notes
+        for (kind, count) in other.recognised { recognised[kind, default: 0] += count }
         stopped = stopped ?? other.stopped
         interrupted = interrupted || other.interrupted
         dayFiles += other.dayFiles
@@ -102,6 +109,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         case skippedFiles = "skipped_files"
         case ignoredFiles = "ignored_files"
         case notes
+        case recognised
         case stopped
         case interrupted
         case dayFiles = "day_files"

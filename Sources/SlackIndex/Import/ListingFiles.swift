@@ -38,6 +38,15 @@ enum ListingFile {
         return nil
     }
 
+    /// What the summary calls such files.
+    var kindName: String {
+        switch self {
+        case .users: "user listings"
+        case .conversations: "conversation listings"
+        case .names: "id maps"
+        }
+    }
+
     static func isUserID(_ id: String) -> Bool {
         (9...20).contains(id.count) && (id.first == "U" || id.first == "W")
             && id.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
@@ -107,6 +116,7 @@ extension Importer {
                 pages.append(file)
             } else if let listing = ListingFile.recognise(data) {
                 found.add(listing)
+                summary.recognise(listing.kindName)
             } else {
                 summary.skippedFiles.append(
                     .init(
