@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
@@ -21,7 +22,7 @@ import Testing
         }
     }
 
-    static let layouts = ["tree", "mixed", "lines", "lines-as-json"]
+    static let layouts = ["tree", "mixed", "lines", "lines-as-json", "slackdump", "slackdump-file", "slackdump-dump"]
 
     @Test(arguments: layouts)
     func eachLayoutImportsLikeTheExport(layout: String) throws {
@@ -128,5 +129,31 @@ extension DumpLayoutTests {
         let summary = Importer(archive: archive).importPaths([file.path])
         #expect(summary.messagesAdded == 0 && summary.skippedFiles.count == 1, "\(summary)")
         #expect(summary.skippedFiles.first?.reason.contains("truncated or not JSON") == true)
+    }
+}
+
+extension DumpLayoutTests {
+    @Test func slackdumpsLatestChunkWinsAndTheFileIsOpenedReadOnly() throws {
+        let path = try Self.write("slackdump")
+        let database = path + "/slackdump.sqlite"
+        let before = try Data(contentsOf: URL(fileURLWithPath: database))
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([path])
+        #expect(summary.recognised == ["slackdump archives": 1] && summary.messagesAdded == 21, "\(summary)")
+        let engine = SearchEngine(archive: archive)
+        #expect(try engine.count("older").0 == 0)
+        #expect(try engine.count("\"general message 0\"").0 == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["slackdump.sqlite"])
+    }
+
+    @Test func aFileThatIsNotSlackdumpsDatabaseIsReported() throws {
+        let file = TestSupport.temporaryDirectory().appendingPathComponent("other.sqlite")
+        let queue = try DatabaseQueue(path: file.path)
+        try queue.write { try $0.execute(sql: "CREATE TABLE t (x)") }
+        try queue.close()
+        let summary = Importer(archive: try TestSupport.makeArchive()).importPaths([file.path])
+        #expect(summary.messagesAdded == 0)
+        #expect(summary.skippedFiles.first?.reason.contains("is not a slackdump archive database") == true, "\(summary)")
     }
 }

@@ -68,7 +68,18 @@ extension Importer {
         _ bytes: [UInt8], source: String, owner: String, recordSpan: Bool, targets: inout PageTargets,
         preparer: inout MessagePreparer, summary: inout ImportSummary
     ) throws {
-        let (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
+        var (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
+        var owner = owner
+        // slackdump's dump format: `{"channel_id": "C…", "messages": [...]}`, replies inside their parents.
+        let whole = 0..<page.bytes.count
+        if !page.isArray, let range = JSONSlicer.valueRange(ofKey: "channel_id", in: page.bytes, object: whole),
+            let id = try? JSONDecoder().decode(String.self, from: Data(page.bytes[range])), !id.isEmpty
+        {
+            owner = id
+        }
+        if let flat = Importer.flatteningNestedReplies(page, elements) {
+            (page, elements, _) = try Importer.envelope(of: flat, source: source)
+        }
         let records = Importer.records(of: page, at: elements)
         var order: [String] = []
         var groups: [String: [Int]] = [:]
@@ -95,6 +106,44 @@ extension Importer {
                 of: page, cursor: cursor, into: conversation, preparer: &preparer, summary: &summary,
                 recordSpan: recordSpan && whole)
         }
+    }
+
+    static let nestedRepliesKey = "slackdump_thread_replies"
+
+    /// The messages at `elements` as one array with slackdump's nested thread replies (`slackdump_thread_replies`
+    /// inside a parent) taken out and put after their parent; nil when there are none.
+    static func flatteningNestedReplies(_ page: JSONSlicer, _ elements: [Range<Int>]) -> [UInt8]? {
+        let marker = Array(nestedRepliesKey.utf8)
+        // memchr to each candidate first byte (memmem is not in Glibc's Swift module).
+        let found = page.bytes.withUnsafeBufferPointer { all -> Bool in
+            guard let base = all.baseAddress else { return false }
+            var at = 0
+            while at + marker.count <= all.count,
+                let hit = memchr(base + at, Int32(marker[0]), all.count - at - marker.count + 1)
+            {
+                let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if memcmp(base + index, marker, marker.count) == 0 { return true }
+                at = index + 1
+            }
+            return false
+        }
+        guard found else { return nil }
+        var flat: [UInt8] = [UInt8(ascii: "[")]
+        func add(_ bytes: some Collection<UInt8>) {
+            if flat.count > 1 { flat.append(UInt8(ascii: ",")) }
+            flat += bytes
+        }
+        for element in elements {
+            guard let nested = JSONSlicer.valueRange(ofKey: nestedRepliesKey, in: page.bytes, object: element) else {
+                add(page.bytes[element])
+                continue
+            }
+            add(JSONSlicer.text(of: element, in: page.bytes, removing: nestedRepliesKey).utf8)
+            let replies = page.bytes[nested].withUnsafeBytes { JSONSlicer($0) }
+            for reply in replies.elements where replies.isArray { add(replies.bytes[reply]) }
+        }
+        flat.append(UInt8(ascii: "]"))
+        return flat
     }
 
     /// The conversation `name` names (created when it is an unknown id), resolved once per import.
@@ -309,5 +358,81 @@ struct JSONLines {
             return .page  // an error page, reported as one
         }
         return .other
+    }
+}
+
+extension Importer {
+    /// The `slackdump.sqlite` that `path` is or holds, when it does.
+    static func slackdumpDatabase(at path: String) -> String? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return nil }
+        let file = isDirectory.boolValue ? path + "/slackdump.sqlite" : path
+        return SlackdumpDatabase.isSQLite(file) ? file : nil
+    }
+
+    /// Messages of a slackdump database written at a time (one conversation per write).
+    static let slackdumpBatch = 2_000
+
+    /// Imports a slackdump archive (see `SlackdumpDatabase`): its users and conversations, then the latest version
+    /// of every message of its history and thread chunks, a conversation at a time.
+    ///
+    /// - Throws: `SlackdumpError` when the file is not a slackdump database.
+    public func importSlackdump(at path: String, database file: String) throws -> ImportSummary {
+        let started = Date()
+        var summary = ImportSummary()
+        summary.sources = [path]
+        summary.recognise("slackdump archives")
+        let database = try SlackdumpDatabase(path: file)
+        var found = DumpListings()
+        let decoder = JSONDecoder()
+        var unreadable = 0
+        for data in try database.users() {
+            if let user = try? decoder.decode(UserRecord.self, from: data) { found.users.append(user) } else { unreadable += 1 }
+        }
+        for data in try database.conversations() {
+            if let record = try? decoder.decode(ConversationRecord.self, from: data) {
+                found.conversations.append(record)
+            } else {
+                unreadable += 1
+            }
+        }
+        if unreadable > 0 {
+            summary.skippedFiles.append(
+                .init(path: file, reason: "\(unreadable) user or conversation rows hold no readable JSON object"))
+        }
+        try store(found, summary: &summary)
+        var preparer = MessagePreparer(names: try archive.nameDirectory())
+        var targets = PageTargets()
+        summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        try database.forEachMessage(batch: Importer.slackdumpBatch) { rows in
+            guard stop?.isRequested != true else {
+                summary.interrupted = true
+                return
+            }
+            var start = 0
+            while start < rows.count {
+                var end = start + 1
+                while end < rows.count && rows[end].conversation == rows[start].conversation { end += 1 }
+                var bytes: [UInt8] = [UInt8(ascii: "[")]
+                for (index, row) in rows[start..<end].enumerated() {
+                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                    bytes += row.json
+                }
+                bytes.append(UInt8(ascii: "]"))
+                let conversation = rows[start].conversation
+                do {
+                    try importDumpedPage(
+                        bytes, source: "\(file) (\(conversation))", owner: conversation, recordSpan: false,
+                        targets: &targets, preparer: &preparer, summary: &summary)
+                } catch let error as ImportError {
+                    summary.skippedFiles.append(.init(path: "\(file) (\(conversation))", reason: error.description))
+                }
+                start = end
+            }
+        }
+        try archive.recountReplies(conversations: targets.touched.sorted())
+        try archive.applyPendingEvents()
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
     }
 }

@@ -41,7 +41,9 @@ public final class Importer: Sendable {
                 break
             }
             do {
-                if Importer.looksLikeSyncPages(path) {
+                if let database = Importer.slackdumpDatabase(at: path) {
+                    total.merge(try importSlackdump(at: path, database: database))
+                } else if Importer.looksLikeSyncPages(path) {
                     total.merge(try importPages(at: path, conversation: conversation))
                 } else {
                     total.merge(try importExport(at: path, progress: progress))
