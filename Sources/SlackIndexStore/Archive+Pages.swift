@@ -62,27 +62,40 @@ extension Archive {
     /// newest edit wins whatever the order); a deletion or reaction for a message not stored yet waits for it.
     /// - Complexity: O(m log n) for m messages in an archive of n.
     package func apply(page: PageWrite) throws -> WriteCounts {
+        try pool.write { db in try Archive.write(page, in: db) }
+    }
+
+    /// Applies pages in one transaction, as `apply(page:)` does each. A dump's pages hold a few messages each: one
+    /// transaction per page made FTS5 write a segment per page and merge them, 12x slower than an export's import
+    /// (2,780 messages/s on 1M messages in 61,938 pages).
+    package func apply(pages: [PageWrite]) throws -> WriteCounts {
         try pool.write { db in
-            let conversation = page.conversationRowID
-            if let span = page.span {
-                try Archive.recordPage(
-                    conversationRowID: conversation, newest: span.newest, oldestKey: span.oldestKey,
-                    nextKey: span.nextKey, cursor: span.cursor, in: db)
-            }
             var counts = WriteCounts()
-            counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
-            var writer = try MessageWriter(db)
-            for message in page.messages { counts.count(try writer.upsert(message)) }
-            try writer.flushCounts()
-            for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
-            for event in page.reactions {
-                try Archive.react(
-                    conversationRowID: conversation, tsKey: event.tsKey, name: event.name, userID: event.userID,
-                    added: event.added, in: db)
-            }
-            if let sync = page.sync { try Archive.record(sync, conversationRowID: conversation, in: db) }
+            for page in pages { counts.add(try Archive.write(page, in: db)) }
             return counts
         }
+    }
+
+    private static func write(_ page: PageWrite, in db: Database) throws -> WriteCounts {
+        let conversation = page.conversationRowID
+        if let span = page.span {
+            try Archive.recordPage(
+                conversationRowID: conversation, newest: span.newest, oldestKey: span.oldestKey,
+                nextKey: span.nextKey, cursor: span.cursor, in: db)
+        }
+        var counts = WriteCounts()
+        counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
+        var writer = try MessageWriter(db)
+        for message in page.messages { counts.count(try writer.upsert(message)) }
+        try writer.flushCounts()
+        for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
+        for event in page.reactions {
+            try Archive.react(
+                conversationRowID: conversation, tsKey: event.tsKey, name: event.name, userID: event.userID,
+                added: event.added, in: db)
+        }
+        if let sync = page.sync { try Archive.record(sync, conversationRowID: conversation, in: db) }
+        return counts
     }
 
     /// Raises thread parents' reply counts to the replies held, in each of the given conversations.

@@ -15,6 +15,30 @@ struct PageTargets {
     var byName: [String: Result<Conversation, StoreError>] = [:]
     /// Conversations that received messages, for the reply recount.
     var touched: Set<Int64> = []
+    /// Pages waiting to be written together.
+    let buffer = PageBuffer()
+}
+
+/// Dumped pages written `messagesPerWrite` messages to a transaction (see `Archive.apply(pages:)`).
+final class PageBuffer {
+    static let messagesPerWrite = 5_000
+    private var pages: [PageWrite] = []
+    private var messages = 0
+
+    func add(_ page: PageWrite, archive: Archive, summary: inout ImportSummary) throws {
+        pages.append(page)
+        messages += page.messages.count + page.deletions.count + 1
+        if messages >= Self.messagesPerWrite { try flush(archive: archive, summary: &summary) }
+    }
+
+    func flush(archive: Archive, summary: inout ImportSummary) throws {
+        guard !pages.isEmpty else { return }
+        defer {
+            pages = []
+            messages = 0
+        }
+        summary.add(try archive.apply(pages: pages))
+    }
 }
 
 extension Importer {
@@ -104,7 +128,7 @@ extension Importer {
             _ = try applyRecords(
                 whole ? records : indices.map { records[$0] }, at: whole ? elements : indices.map { elements[$0] },
                 of: page, cursor: cursor, into: conversation, preparer: &preparer, summary: &summary,
-                recordSpan: recordSpan && whole)
+                recordSpan: recordSpan && whole, buffer: targets.buffer)
         }
     }
 
@@ -430,6 +454,7 @@ extension Importer {
                 start = end
             }
         }
+        try targets.buffer.flush(archive: archive, summary: &summary)
         try archive.recountReplies(conversations: targets.touched.sorted())
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)

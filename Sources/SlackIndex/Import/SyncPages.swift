@@ -167,6 +167,7 @@ extension Importer {
                 }
             }
         }
+        try targets.buffer.flush(archive: archive, summary: &summary)
         try archive.recountReplies(conversations: targets.touched.sorted())
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)
@@ -258,7 +259,8 @@ extension Importer {
     func applyRecords(
         _ records: [MessageRecord?], at elements: [Range<Int>], of page: JSONSlicer, cursor: String?,
         into conversation: Conversation, preparer: inout MessagePreparer, summary: inout ImportSummary,
-        recordSpan: Bool, extraFlags: MessageFlags = [], sync: ((PageOutcome) -> SyncProgress)? = nil
+        recordSpan: Bool, extraFlags: MessageFlags = [], sync: ((PageOutcome) -> SyncProgress)? = nil,
+        buffer: PageBuffer? = nil
     ) throws -> PageOutcome {
         var outcome = PageOutcome()
         outcome.cursor = cursor
@@ -313,7 +315,11 @@ extension Importer {
                 newest: newest, oldestKey: oldest, nextKey: cursor.flatMap(Importer.cursorKey), cursor: cursor)
         }
         write.sync = sync?(outcome)
-        summary.add(try archive.apply(page: write))
+        if let buffer {
+            try buffer.add(write, archive: archive, summary: &summary)
+        } else {
+            summary.add(try archive.apply(page: write))
+        }
         return outcome
     }
 
