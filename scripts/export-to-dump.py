@@ -7,7 +7,7 @@ tree       OUT/messages/<channel id>/<n>.json  conversations.history pages, newe
            OUT/threads/<channel id>/<ts>.json  conversations.replies responses (parent, then replies)
            OUT/users.json, OUT/channels.json   users.list and conversations.list responses
 lines      OUT (one file): the same responses, one per line, each message with its "channel"
-slackdump  OUT/slackdump.sqlite in slackdump's archive layout (see Tests/.../DumpFixture+Slackdump.swift):
+slackdump  OUT/slackdump.sqlite in slackdump's archive layout (scripts/slackdump-schema.sql):
            one CHUNK per history page or thread, each message in MESSAGE with its JSON in DATA
 
 The messages are the export's, unchanged apart from order, so importing OUT gives the export's archive.
@@ -92,16 +92,14 @@ def write(path, value):
         f.write(dumps(value))
 
 
-SLACKDUMP_SCHEMA = None  # filled from the test fixture's DDL when --layout slackdump
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("export")
     parser.add_argument("out")
     parser.add_argument("--layout", choices=["tree", "lines", "slackdump"], required=True)
     parser.add_argument("--page-size", type=int, default=200)
-    parser.add_argument("--schema", help="slackdump's DDL (a .sql file), for --layout slackdump")
+    parser.add_argument("--schema", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "slackdump-schema.sql"),
+                        help="slackdump's tables (default: scripts/slackdump-schema.sql)")
     args = parser.parse_args()
     started = time.time()
     users = load(os.path.join(args.export, "users.json"))
@@ -155,7 +153,7 @@ def slackdump_open(args):
     db = sqlite3.connect(path)
     with open(args.schema, encoding="utf-8") as f:
         db.executescript(f.read())
-    db.execute("INSERT INTO SESSION (ID, CREATED_AT, UPDATED_AT, FINISHED, MODE) VALUES (1, datetime('now'), datetime('now'), 1, 'archive')")
+    db.execute("INSERT INTO SESSION (ID, FINISHED, MODE) VALUES (1, 1, 'archive')")
     return db
 
 
@@ -164,17 +162,17 @@ CHUNK_ID = [0]
 
 def slackdump_chunk(db, type_code, channel_id=None, thread_ts=None, count=0, final=True):
     CHUNK_ID[0] += 1
-    db.execute("INSERT INTO CHUNK (ID, SESSION_ID, UNIX_TS, CHUNK_TYPE_ID, NUM_REC, FINAL, CHANNEL_ID, THREAD_TS)"
-               " VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
-               (CHUNK_ID[0], int(time.time() * 1000) + CHUNK_ID[0], type_code, count, final, channel_id, thread_ts))
+    db.execute("INSERT INTO CHUNK (ID, SESSION_ID, UNIX_TS, TYPE_ID, NUM_REC, FINAL) VALUES (?, 1, ?, ?, ?, ?)",
+               (CHUNK_ID[0], int(time.time() * 1000) + CHUNK_ID[0], type_code, count, final))
     return CHUNK_ID[0]
 
 
 def slackdump_listings(db, users, listed):
     chunk = slackdump_chunk(db, 3, count=len(users))
     for i, u in enumerate(users):
-        db.execute("INSERT INTO S_USER (ID, CHUNK_ID, USERNAME, IDX, DATA) VALUES (?, ?, ?, ?, ?)",
-                   (u["id"], chunk, u.get("name"), i, dumps(u).encode()))
+        db.execute("INSERT INTO S_USER (ID, CHUNK_ID, USERNAME, DISPLAY_NAME, IDX, DATA) VALUES (?, ?, ?, ?, ?, ?)",
+                   (u["id"], chunk, u.get("name", ""), (u.get("profile") or {}).get("display_name", ""), i,
+                    dumps(u).encode()))
     chunk = slackdump_chunk(db, 4, count=len(listed))
     for i, (cid, _, obj) in enumerate(listed):
         db.execute("INSERT INTO CHANNEL (ID, CHUNK_ID, NAME, IDX, DATA) VALUES (?, ?, ?, ?, ?)",

@@ -5,17 +5,20 @@ import SlackIndex
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import Slack exports (zip or folder) and API sync pages into the archive.",
+        abstract: "Import Slack exports, slackdump archives and Web API dumps into the archive.",
         discussion: """
             Streams one day file at a time; importing the same export again changes nothing and reports \
             its messages as unchanged. Malformed files are reported with their path and the rest imports. \
-            Sync pages (conversations.history/replies responses, message_changed/message_deleted event \
-            pages, JSON arrays of messages) are recognised by content; edits replace text, deletions leave \
-            search and history. A conversation id the archive does not have yet (C…, G…, D…) is created, \
-            named by its id until an export or sync names it. A folder of API responses may be a tree: every \
-            folder named by a conversation id, at any depth (messages/C…/1.json, threads/C…/TS.json), holds \
-            that conversation's pages, and its other JSON files are read as users and conversations \
-            (list and info responses, or bare objects).
+            What a path holds is recognised by content: an export (zip or folder), a slackdump archive \
+            (its folder or slackdump.sqlite; the latest saved version of each message wins), slackdump's \
+            older dump format (C….json with replies inside their parents), or API responses: \
+            conversations.history/replies pages, message_changed/message_deleted event pages, JSON arrays \
+            of messages, JSON lines, users.list/conversations.list/info responses and id -> name maps, in \
+            any folder layout. A page's conversation is --conversation, else its messages' channel field, \
+            else a folder or file name that starts with a conversation id (C…, G…, D…), else the folder's \
+            name or a manifest. A conversation id the archive does not have yet is created, named by its id \
+            until an export, a listing or a sync names it. Edits replace text (the newest wins), deletions \
+            leave search and history, and mixing sources never duplicates a message (conversation + ts).
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \
@@ -25,14 +28,17 @@ struct ImportCommand: ParsableCommand {
             Examples:
               slackindex import export.zip
               slackindex --db /tmp/test.sqlite import ./export-folder --json
-              slackindex import sync-pages/                       # folder with manifest.json
+              slackindex import ~/slackdump_20241124_120000   # slackdump archive (slackdump.sqlite)
+              slackindex import api-dump/       # messages/C…/1.json, threads/C…/TS.json, users.json
+              slackindex import history.jsonl   # one API response or message per line
               slackindex import page-0001.json --conversation general
-              slackindex import api-dump/       # messages/C…/1.json, threads/C…/TS.json
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Export zip files or folders.", valueName: "path"))
+    @Argument(
+        help: ArgumentHelp(
+            "Export zips or folders, slackdump archives, API response files or folders.", valueName: "path"))
     var paths: [String]
 
     @Option(
