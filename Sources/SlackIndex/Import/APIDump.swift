@@ -16,14 +16,23 @@ struct PageTargets {
     /// Conversations that received messages, for the reply recount.
     var touched: Set<Int64> = []
     /// Pages waiting to be written together.
-    let buffer = PageBuffer()
+    let buffer: PageBuffer
+
+    init(archive: Archive) {
+        buffer = PageBuffer(session: PagesSession(archive: archive))
+    }
 }
 
 /// Dumped pages written `messagesPerWrite` messages to a transaction (see `Archive.apply(pages:)`).
 final class PageBuffer {
     static let messagesPerWrite = 5_000
+    private let session: PagesSession
     private var pages: [PageWrite] = []
     private var messages = 0
+
+    init(session: PagesSession) {
+        self.session = session
+    }
 
     func add(_ page: PageWrite, archive: Archive, summary: inout ImportSummary) throws {
         pages.append(page)
@@ -37,7 +46,13 @@ final class PageBuffer {
             pages = []
             messages = 0
         }
-        summary.add(try archive.apply(pages: pages))
+        summary.add(try session.apply(pages: pages))
+    }
+
+    /// Writes what is left and ends the session's checkpointing.
+    func finish(archive: Archive, summary: inout ImportSummary) throws {
+        defer { session.finish() }
+        try flush(archive: archive, summary: &summary)
     }
 }
 
@@ -426,7 +441,7 @@ extension Importer {
         }
         try store(found, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
-        var targets = PageTargets()
+        var targets = PageTargets(archive: archive)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         try database.forEachMessage(batch: Importer.slackdumpBatch) { rows in
             guard stop?.isRequested != true else {
@@ -454,7 +469,7 @@ extension Importer {
                 start = end
             }
         }
-        try targets.buffer.flush(archive: archive, summary: &summary)
+        try targets.buffer.finish(archive: archive, summary: &summary)
         try archive.recountReplies(conversations: targets.touched.sorted())
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)

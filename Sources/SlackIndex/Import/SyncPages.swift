@@ -136,7 +136,7 @@ extension Importer {
         summary.sources = [path]
         let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
-        var targets = PageTargets()
+        var targets = PageTargets(archive: archive)
         if let conversation { targets.forced = try conversationOrNew(named: conversation, summary: &summary) }
         let unowned = try importListings(others, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
@@ -167,7 +167,7 @@ extension Importer {
                 }
             }
         }
-        try targets.buffer.flush(archive: archive, summary: &summary)
+        try targets.buffer.finish(archive: archive, summary: &summary)
         try archive.recountReplies(conversations: targets.touched.sorted())
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)
