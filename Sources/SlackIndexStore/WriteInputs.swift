@@ -101,7 +101,7 @@ package struct WriteCounts: Sendable, Equatable {
     package init() {}
 
     /// Adds another write's counts.
-    mutating func add(_ other: WriteCounts) {
+    package mutating func add(_ other: WriteCounts) {
         added += other.added
         updated += other.updated
         unchanged += other.unchanged

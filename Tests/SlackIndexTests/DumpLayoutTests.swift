@@ -3,6 +3,7 @@ import GRDB
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
+@testable import SlackIndexStore
 
 /// Issue 17's "must show": one workspace in every layout, each imported into an empty archive, gives the export's
 /// messages, threads and reply counts; all of them into one archive give no duplicates, and again nothing changes.
@@ -34,8 +35,11 @@ import Testing
 
         let archive = try TestSupport.makeArchive()
         let path = try Self.write(layout)
-        let summary = Importer(archive: archive).importPaths([path])
+        // Transactions of a few messages: pages pass through the writer thread in many sets, each written in ts
+        // order, newest page first.
+        let summary = Importer(archive: archive, commitMessages: 4).importPaths([path])
         #expect(!summary.hasSkips, "\(summary.skippedFiles) \(summary.skipReasons)")
+        #expect(summary.messagesAdded == 21, "\(summary)")
         #expect(summary.conversationsAdded == 3 && summary.placeholderUsers == 0, "\(summary)")
         #expect(try DumpFixture.contents(of: archive) == expected)
         let stats = try archive.stats()
@@ -105,6 +109,32 @@ extension DumpLayoutTests {
         let forced = try TestSupport.makeArchive()
         let all = Importer(archive: forced).importPaths([root.path], conversation: "D0FORCED001")
         #expect(try all.messagesAdded == 3 && forced.stats().conversations == 1, "\(all)")
+    }
+
+    @Test(arguments: ["tree", "slackdump"])
+    func aFullDiskStopsADumpsImportAndTheSameImportFinishesIt(layout: String) throws {
+        // 1,203 messages: more than the empty archive's pages hold.
+        let fixture = DumpFixture(perConversation: 400)
+        let root = TestSupport.temporaryDirectory().appendingPathComponent(layout)
+        let path = try (layout == "tree" ? fixture.tree(in: root) : fixture.slackdumpArchive(in: root)).path
+        let archive = try TestSupport.makeArchive()
+        // No page may be added to the file: the writer thread's first transaction that grows it fails.
+        let pages = try archive.pool.read { db in
+            try Int.fetchOne(db, sql: "PRAGMA page_count")! - Int.fetchOne(db, sql: "PRAGMA freelist_count")!
+        }
+        try archive.limitSizeForTesting(pages: pages)
+        let importer = Importer(archive: archive, commitMessages: 100)
+        let stopped = importer.importPaths([path])
+        let reasons = stopped.skippedFiles.map(\.reason).joined(separator: "; ")
+        #expect(reasons.contains("full"), "\(stopped.skippedFiles) \(stopped.skipReasons)")
+        #expect(try archive.stats().messages < 1_203)
+        try archive.limitSizeForTesting(pages: nil)
+        let again = importer.importPaths([path])
+        #expect(!again.hasSkips, "\(again.skippedFiles)")
+        #expect(try archive.stats().messages == 1_203)
+        let reference = try TestSupport.makeArchive()
+        _ = Importer(archive: reference).importPaths([try fixture.export(in: root.appendingPathComponent("export")).path])
+        #expect(try DumpFixture.contents(of: archive) == DumpFixture.contents(of: reference))
     }
 
     @Test func brokenLinesAreReportedByLineAndTheRestImports() throws {

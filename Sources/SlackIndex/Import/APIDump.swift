@@ -18,41 +18,117 @@ struct PageTargets {
     /// Pages waiting to be written together.
     let buffer: PageBuffer
 
-    init(archive: Archive) {
-        buffer = PageBuffer(session: PagesSession(archive: archive))
+    init(archive: Archive, messagesPerWrite: Int) {
+        buffer = PageBuffer(session: PagesSession(archive: archive), messagesPerWrite: messagesPerWrite)
     }
 }
 
-/// Dumped pages written `messagesPerWrite` messages to a transaction (see `Archive.apply(pages:)`).
+/// Dumped pages written about `messagesPerWrite` messages to a transaction (see `Archive.apply(pages:)`), on a writer
+/// thread of their own while the importing thread reads and prepares the next pages, as an export's import does
+/// (`ReaderJob`). Other writes of the importing thread (a conversation created, a listing stored) wait for the
+/// writer's open transaction; pages queued before them may be written after them, which changes nothing: users
+/// and conversations are upserted, placeholders never replace a stored user.
 final class PageBuffer {
-    static let messagesPerWrite = 5_000
-    private let session: PagesSession
+    /// The importer's `commitMessages` (20,000 by default, as for an export).
+    private let messagesPerWrite: Int
+    private let writer: PageWriter
     private var pages: [PageWrite] = []
     private var messages = 0
+    private var finished = false
 
-    init(session: PagesSession) {
-        self.session = session
+    init(session: PagesSession, messagesPerWrite: Int) {
+        self.messagesPerWrite = max(1, messagesPerWrite)
+        writer = PageWriter(session: session)
+        let writer = self.writer
+        let thread = Thread { writer.run() }
+        thread.stackSize = 8 << 20
+        thread.start()
     }
+
+    deinit { _ = try? writer.finish() }
 
     func add(_ page: PageWrite, archive: Archive, summary: inout ImportSummary) throws {
         pages.append(page)
         messages += page.messages.count + page.deletions.count + 1
-        if messages >= Self.messagesPerWrite { try flush(archive: archive, summary: &summary) }
+        if messages >= messagesPerWrite { try flush(archive: archive, summary: &summary) }
     }
 
+    /// Hands the buffered pages to the writer thread (waiting while it still writes the previous ones); adds what
+    /// it has written since the last call to `summary`, or throws the error that stopped it.
     func flush(archive: Archive, summary: inout ImportSummary) throws {
+        summary.add(try writer.takeCounts())
         guard !pages.isEmpty else { return }
         defer {
             pages = []
             messages = 0
         }
-        summary.add(try session.apply(pages: pages))
+        writer.queue.push(pages)
     }
 
-    /// Writes what is left and ends the session's checkpointing.
+    /// Writes what is left, waits for the writer thread and ends the session's checkpointing.
     func finish(archive: Archive, summary: inout ImportSummary) throws {
-        defer { session.finish() }
+        guard !finished else { return }
+        finished = true
         try flush(archive: archive, summary: &summary)
+        summary.add(try writer.finish())
+    }
+}
+
+/// The writer thread of a `PageBuffer`.
+///
+/// `@unchecked Sendable`: `counts`, `failure` and `ended` are accessed while holding `lock`; `session` is used by
+/// the writer thread, and by `finish` only after that thread has ended.
+final class PageWriter: @unchecked Sendable {
+    /// One set of pages waits while the other is written: the reading side runs at most one transaction ahead.
+    let queue = BoundedQueue<[PageWrite]>(capacity: 1)
+    private let session: PagesSession
+    private let lock = NSLock()
+    private let done = DispatchSemaphore(value: 0)
+    private var counts = WriteCounts()
+    private var failure: (any Error)?
+    private var ended = false
+
+    init(session: PagesSession) {
+        self.session = session
+    }
+
+    /// The thread's body: writes the queued pages until the queue closes; after a failed write it drains the
+    /// queue without writing (the open transaction was rolled back; what was committed stays).
+    func run() {
+        while let pages = queue.pop() {
+            guard lock.withLock({ failure == nil }) else { continue }
+            do {
+                let written = try session.apply(pages: pages)
+                lock.withLock { counts.add(written) }
+            } catch {
+                lock.withLock { failure = error }
+            }
+        }
+        done.signal()
+    }
+
+    /// What was written since the last call; throws the write error if one stopped the writer.
+    func takeCounts() throws -> WriteCounts {
+        try lock.withLock {
+            if let failure { throw failure }
+            defer { counts = WriteCounts() }
+            return counts
+        }
+    }
+
+    /// Closes the queue, waits for the thread to write what it holds, ends the session; returns what was written
+    /// since the last `takeCounts`.
+    func finish() throws -> WriteCounts {
+        let first = lock.withLock {
+            defer { ended = true }
+            return !ended
+        }
+        if first {
+            queue.close()
+            done.wait()
+            session.finish()
+        }
+        return try takeCounts()
     }
 }
 
@@ -441,7 +517,7 @@ extension Importer {
         }
         try store(found, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
-        var targets = PageTargets(archive: archive)
+        var targets = PageTargets(archive: archive, messagesPerWrite: commitMessages)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         try database.forEachMessage(batch: Importer.slackdumpBatch) { rows in
             guard stop?.isRequested != true else {

@@ -12,7 +12,8 @@ public final class Importer: Sendable {
     let archive: Archive
     private let batchSize: Int
     private let queueDepth: Int
-    private let commitMessages: Int
+    /// Messages per transaction, for an export's batches and a dump's pages alike.
+    let commitMessages: Int
     /// Set to stop after the batch or page being written (Ctrl-C): what was written is committed and the summary
     /// says `interrupted`; the same import run again adds the rest.
     let stop: StopSignal?

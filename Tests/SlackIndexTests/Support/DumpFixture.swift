@@ -28,10 +28,11 @@ struct DumpFixture {
 
     let messages: [Message]
 
-    init() {
+    /// - Parameter perConversation: top-level messages in each conversation (6: 21 messages in all).
+    init(perConversation: Int = 6) {
         var messages: [Message] = []
         for (c, conversation) in Self.conversations.enumerated() {
-            for i in 0..<6 {
+            for i in 0..<perConversation {
                 // Two hours apart from 2023-11-14 22:13 UTC: each conversation spans two days.
                 let ts = "\(1_700_000_000 + i * 7_200 + c * 10).000100"
                 let user = conversation.members[i % conversation.members.count]
@@ -47,8 +48,8 @@ struct DumpFixture {
             Message(channel: "C0GENERAL01", ts: "1700007320.000100", user: "U0AAAAAAAA3", text: "reply two", threadTS: general))
         messages.append(
             Message(channel: "G0PRIVATE01", ts: "1700000070.000100", user: "U0AAAAAAAA3", text: "a private reply",
-                threadTS: messages[6].ts))
-        for index in [1, 6] { messages[index].threadTS = messages[index].ts }
+                threadTS: messages[perConversation].ts))
+        for index in [1, perConversation] { messages[index].threadTS = messages[index].ts }
         self.messages = messages
     }
 
