@@ -338,3 +338,33 @@ import Testing
         String(reflecting: String(decoding: bytes, as: UTF8.self))
     }
 }
+
+/// The one-pass scanners of a page (`JSONSlicer.members`, `elements(ofArray:)`) against what they replaced: a
+/// `valueRange(ofKey:)` per key and a second `JSONSlicer` over the `messages` array.
+extension FastJSONOracleTests {
+    @Test func onePassScansAgreeWithTheLookupsTheyReplaced() throws {
+        let root = URL(fileURLWithPath: TestSupport.samplePages)
+        let pages = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }
+        var tricky = [
+            #"{"a": "x\\\"y", "b\\\"": [1, "]", {"c": "\\\\"}], "messages": [{"ts": "1", "t": "\"]}"}, 2, "s", [3], null], "z": true}"#,
+            #"{"messages": [], "ok": false}"#, #"{"messages": 5}"#, #"[{"ts": "1"}, {"ts": "2"}]"#,
+        ]
+        tricky += try pages.map { try String(contentsOf: $0, encoding: .utf8) }
+        #expect(tricky.count > 10)
+        for text in tricky {
+            let page = Data(text.utf8).withUnsafeBytes { JSONSlicer($0) }
+            let whole = 0..<page.bytes.count
+            let members = JSONSlicer.members(of: whole, in: page.bytes)
+            for key in ["a", "b\\\"", "messages", "ok", "z", "response_metadata", "missing", "c"] {
+                #expect(
+                    JSONSlicer.value(key, in: members) == JSONSlicer.valueRange(ofKey: key, in: page.bytes, object: whole),
+                    "\(key) in \(text.prefix(80))")
+            }
+            guard let list = JSONSlicer.value("messages", in: members) else { continue }
+            let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
+            let expected = inner.isArray ? inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) } : nil
+            #expect(JSONSlicer.elements(ofArray: list, in: page.bytes) == expected, "\(text.prefix(80))")
+        }
+    }
+}

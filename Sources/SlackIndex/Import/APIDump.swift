@@ -146,7 +146,11 @@ extension Importer {
         _ file: String, named: Bool, owner: String, targets: inout PageTargets, preparer: inout MessagePreparer,
         summary: inout ImportSummary
     ) throws {
-        if try JSONLines.isLines(file) {
+        // Read once: lines-or-page, page-or-listing and the page itself come from the same bytes. A large file
+        // that may be JSON lines is streamed instead.
+        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        let streamed = file.hasSuffix(".jsonl") || file.hasSuffix(".ndjson") || size > Importer.wholeFileLimit
+        if streamed, try JSONLines.isLines(file) {
             summary.recognise("JSON lines files")
             try importLines(file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
             return
@@ -154,10 +158,16 @@ extension Importer {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ImportError.unreadable(path: file, reason: "permission denied or not a file")
         }
+        if !streamed, JSONLines.isLines(data) {
+            summary.recognise("JSON lines files")
+            try importLines(file, owner: owner, targets: &targets, preparer: &preparer, summary: &summary)
+            return
+        }
+        let page = data.withUnsafeBytes { JSONSlicer($0) }
         // A folder may hold other JSON beside its pages: a conversation's `conversations.info` named by its id is
         // stored; anything else (a generator's summary, a tool's notes) is noted and left alone. A file named on
         // its own must be a page.
-        if !named, !Importer.isPage(data) {
+        if !named, !Importer.isPage(page) {
             if let listing = ListingFile.recognise(data) {
                 summary.recognise(listing.kindName)
                 var found = DumpListings()
@@ -173,9 +183,12 @@ extension Importer {
         summary.bytes += Int64(data.count)
         summary.recognise("API pages")
         try importDumpedPage(
-            [UInt8](data), source: file, owner: owner, recordSpan: true, targets: &targets, preparer: &preparer,
+            page, source: file, owner: owner, recordSpan: true, targets: &targets, preparer: &preparer,
             summary: &summary)
     }
+
+    /// Files up to this size are read whole to tell JSON lines from a page (larger ones are streamed).
+    static let wholeFileLimit = 64 << 20
 
     /// Applies one dumped page, its messages split by their `channel` field (messages without one go to `owner`;
     /// with `--conversation` all go there).
@@ -183,15 +196,20 @@ extension Importer {
         _ bytes: [UInt8], source: String, owner: String, recordSpan: Bool, targets: inout PageTargets,
         preparer: inout MessagePreparer, summary: inout ImportSummary
     ) throws {
-        var (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
-        var owner = owner
+        try importDumpedPage(
+            bytes.withUnsafeBytes { JSONSlicer($0) }, source: source, owner: owner, recordSpan: recordSpan,
+            targets: &targets, preparer: &preparer, summary: &summary)
+    }
+
+    /// Applies one sliced page (see above).
+    func importDumpedPage(
+        _ sliced: JSONSlicer, source: String, owner: String, recordSpan: Bool, targets: inout PageTargets,
+        preparer: inout MessagePreparer, summary: inout ImportSummary
+    ) throws {
+        let envelope = try Importer.envelope(of: sliced, source: source)
+        var (page, elements, cursor) = (envelope.page, envelope.elements, envelope.cursor)
         // slackdump's dump format: `{"channel_id": "C…", "messages": [...]}`, replies inside their parents.
-        let whole = 0..<page.bytes.count
-        if !page.isArray, let range = JSONSlicer.valueRange(ofKey: "channel_id", in: page.bytes, object: whole),
-            let id = try? JSONDecoder().decode(String.self, from: Data(page.bytes[range])), !id.isEmpty
-        {
-            owner = id
-        }
+        let owner = envelope.channelID ?? owner
         if let flat = Importer.flatteningNestedReplies(page, elements) {
             (page, elements, _) = try Importer.envelope(of: flat, source: source)
         }
@@ -311,7 +329,7 @@ extension Importer {
                 summary.recognise("API pages")
                 do {
                     try importDumpedPage(
-                        slicer.bytes, source: place, owner: owner, recordSpan: true, targets: &targets,
+                        slicer, source: place, owner: owner, recordSpan: true, targets: &targets,
                         preparer: &preparer, summary: &summary)
                 } catch let error as ImportError {
                     summary.skippedFiles.append(.init(path: place, reason: error.description))
@@ -448,6 +466,24 @@ struct JSONLines {
         return false
     }
 
+    /// Whether `data`, a whole file, holds JSON lines: its first line that is not blank is a whole JSON value and
+    /// another line that is not blank follows (as `isLines(_:)` decides for a file it streams).
+    static func isLines(_ data: Data) -> Bool {
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            func isBlank(_ byte: UInt8) -> Bool { [0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains(byte) }
+            var start = 0
+            while start < bytes.count, isBlank(bytes[start]) { start += 1 }
+            guard start < bytes.count, bytes[start] == UInt8(ascii: "{") || bytes[start] == UInt8(ascii: "[") else {
+                return false
+            }
+            guard let newline = bytes[start...].firstIndex(of: 0x0A) else { return false }
+            // Nothing but white space after the first line: one document (the usual page), not lines.
+            guard bytes[(newline + 1)...].contains(where: { !isBlank($0) }) else { return false }
+            return JSONSlicer(UnsafeRawBufferPointer(rebasing: raw[start..<newline])).isComplete
+        }
+    }
+
     enum Shape { case message, page, other }
 
     /// What one line holds: a single message (an object with `ts` and no `messages`), a page (an object with
@@ -462,14 +498,11 @@ struct JSONLines {
             }
             return isMessage ? .page : .other
         }
-        if JSONSlicer.valueRange(ofKey: "messages", in: line.bytes, object: whole) != nil { return .page }
-        if JSONSlicer.valueRange(ofKey: "ts", in: line.bytes, object: whole) != nil { return .message }
-        if JSONSlicer.valueRange(ofKey: "ok", in: line.bytes, object: whole) != nil,
-            JSONSlicer.valueRange(ofKey: "members", in: line.bytes, object: whole) == nil,
-            JSONSlicer.valueRange(ofKey: "channels", in: line.bytes, object: whole) == nil,
-            JSONSlicer.valueRange(ofKey: "user", in: line.bytes, object: whole) == nil,
-            JSONSlicer.valueRange(ofKey: "channel", in: line.bytes, object: whole) == nil
-        {
+        let members = JSONSlicer.members(of: whole, in: line.bytes)
+        func has(_ key: String) -> Bool { JSONSlicer.value(key, in: members) != nil }
+        if has("messages") { return .page }
+        if has("ts") { return .message }
+        if has("ok"), !has("members"), !has("channels"), !has("user"), !has("channel") {
             return .page  // an error page, reported as one
         }
         return .other
@@ -485,11 +518,11 @@ extension Importer {
         return SlackdumpDatabase.isSQLite(file) ? file : nil
     }
 
-    /// Messages of a slackdump database written at a time (one conversation per write).
-    static let slackdumpBatch = 2_000
+    /// Messages of a slackdump database read at a time (one page per conversation among them).
+    static let slackdumpBatch = 10_000
 
     /// Imports a slackdump archive (see `SlackdumpDatabase`): its users and conversations, then the latest version
-    /// of every message of its history and thread chunks, a conversation at a time.
+    /// of every message of its history and thread chunks, in ts order across conversations.
     ///
     /// - Throws: `SlackdumpError` when the file is not a slackdump database.
     public func importSlackdump(at path: String, database file: String) throws -> ImportSummary {
@@ -524,17 +557,23 @@ extension Importer {
                 summary.interrupted = true
                 return
             }
-            var start = 0
-            while start < rows.count {
-                var end = start + 1
-                while end < rows.count && rows[end].conversation == rows[start].conversation { end += 1 }
-                var bytes: [UInt8] = [UInt8(ascii: "[")]
-                for (index, row) in rows[start..<end].enumerated() {
-                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                    bytes += row.json
+            // One page per conversation of the batch (rows come in ts order across conversations: grouping only
+            // consecutive rows made pages of one or two messages, each paying a page's overhead). The store
+            // writes each transaction in ts order whatever the pages' order.
+            var order: [String] = []
+            var pages: [String: [UInt8]] = [:]
+            for row in rows {
+                if pages[row.conversation] == nil {
+                    order.append(row.conversation)
+                    pages[row.conversation] = [UInt8(ascii: "[")]
+                } else {
+                    pages[row.conversation]!.append(UInt8(ascii: ","))
                 }
+                pages[row.conversation]! += row.json
+            }
+            for conversation in order {
+                guard var bytes = pages.removeValue(forKey: conversation) else { continue }
                 bytes.append(UInt8(ascii: "]"))
-                let conversation = rows[start].conversation
                 do {
                     try importDumpedPage(
                         bytes, source: "\(file) (\(conversation))", owner: conversation, recordSpan: false,
@@ -542,7 +581,6 @@ extension Importer {
                 } catch let error as ImportError {
                     summary.skippedFiles.append(.init(path: "\(file) (\(conversation))", reason: error.description))
                 }
-                start = end
             }
         }
         try targets.buffer.finish(archive: archive, summary: &summary)

@@ -211,8 +211,12 @@ extension Importer {
     /// Whether `data` may be an API page: a page by its keys (`JSONLines.shape`), or a truncated or broken file,
     /// so that importing it reports the damage.
     static func isPage(_ data: Data) -> Bool {
-        let page = data.withUnsafeBytes { JSONSlicer($0) }
-        return !page.isComplete || JSONLines.shape(of: page) == .page
+        isPage(data.withUnsafeBytes { JSONSlicer($0) })
+    }
+
+    /// Whether the sliced `page` may be an API page (see above).
+    static func isPage(_ page: JSONSlicer) -> Bool {
+        !page.isComplete || JSONLines.shape(of: page) == .page
     }
 
     /// What a page held besides messages: where it continues, and the threads it names.
@@ -331,34 +335,52 @@ extension Importer {
     static func envelope(
         of bytes: [UInt8], source: String
     ) throws -> (page: JSONSlicer, elements: [Range<Int>], cursor: String?) {
-        let page = bytes.withUnsafeBytes { JSONSlicer($0) }
+        let found = try envelope(of: bytes.withUnsafeBytes { JSONSlicer($0) }, source: source)
+        return (found.page, found.elements, found.cursor)
+    }
+
+    /// A sliced page's messages, `next_cursor` and `channel_id` (slackdump's dump format), its members found in
+    /// one pass.
+    static func envelope(of page: JSONSlicer, source: String) throws -> Envelope {
         guard page.isComplete else {
             throw ImportError.malformedJSON(path: source, reason: "the file is truncated or not JSON")
         }
-        guard !page.isArray else { return (page, page.elements, nil) }
-        let whole = 0..<page.bytes.count
-        if JSONSlicer.valueRange(ofKey: "ok", in: page.bytes, object: whole).map({ page.bytes[$0] })
-            == Array("false".utf8)[...]
-        {
-            let error = JSONSlicer.valueRange(ofKey: "error", in: page.bytes, object: whole)
+        guard !page.isArray else { return Envelope(page: page, elements: page.elements) }
+        let members = JSONSlicer.members(of: 0..<page.bytes.count, in: page.bytes)
+        if JSONSlicer.value("ok", in: members).map({ page.bytes[$0] }) == Array("false".utf8)[...] {
+            let error = JSONSlicer.value("error", in: members)
                 .map { String(decoding: page.bytes[$0], as: UTF8.self) } ?? "unknown"
             throw ImportError.malformedJSON(path: source, reason: "the API answered an error page (\(error))")
         }
-        guard let list = JSONSlicer.valueRange(ofKey: "messages", in: page.bytes, object: whole) else {
+        guard let list = JSONSlicer.value("messages", in: members) else {
             throw ImportError.malformedJSON(
                 path: source, reason: "not a sync page: expected a JSON array of messages or {\"messages\": [...]}")
         }
-        let inner = page.bytes[list].withUnsafeBytes { JSONSlicer($0) }
-        let elements = inner.elements.map { ($0.lowerBound + list.lowerBound)..<($0.upperBound + list.lowerBound) }
-        var cursor: String?
-        if let metadata = JSONSlicer.valueRange(ofKey: "response_metadata", in: page.bytes, object: whole),
+        var envelope = Envelope(page: page, elements: JSONSlicer.elements(ofArray: list, in: page.bytes) ?? [])
+        if let metadata = JSONSlicer.value("response_metadata", in: members),
             let cursorRange = JSONSlicer.valueRange(ofKey: "next_cursor", in: page.bytes, object: metadata)
         {
             let quoted = String(decoding: page.bytes[cursorRange], as: UTF8.self)
             let text = quoted.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            cursor = text.isEmpty || text == "null" ? nil : text
+            envelope.cursor = text.isEmpty || text == "null" ? nil : text
         }
-        return (page, elements, cursor)
+        if let range = JSONSlicer.value("channel_id", in: members),
+            let id = try? JSONDecoder().decode(String.self, from: Data(page.bytes[range])), !id.isEmpty
+        {
+            envelope.channelID = id
+        }
+        return envelope
+    }
+
+    /// What `envelope(of:source:)` found in a page.
+    struct Envelope {
+        var page: JSONSlicer
+        /// The messages' ranges in `page.bytes`.
+        var elements: [Range<Int>]
+        /// `response_metadata.next_cursor`, nil when empty or absent.
+        var cursor: String?
+        /// slackdump's dump format names the conversation of its messages.
+        var channelID: String?
     }
 }
 
