@@ -307,13 +307,16 @@ extension Archive {
         conversationRowID: Int64, newest: SlackTimestamp, oldestKey: Int64, nextKey: Int64?, cursor: String?,
         in db: Database
     ) throws {
-        try db.execute(
+        // Cached: a dump records a span per page (62k pages in a 1M-message tree; compiling both statements each
+        // time, with GRDB's authorizer, was ~4% of the import's samples).
+        try db.cachedStatement(
             sql: """
                 INSERT INTO sync_page (conversation_id, newest_key, oldest_key, next_key) VALUES (?, ?, ?, ?)
                 ON CONFLICT (conversation_id, newest_key) DO UPDATE SET oldest_key = min(oldest_key, excluded.oldest_key),
                     next_key = coalesce(excluded.next_key, next_key)
-                """, arguments: [conversationRowID, newest.key, oldestKey, nextKey])
-        try db.execute(
+                """
+        ).execute(arguments: [conversationRowID, newest.key, oldestKey, nextKey])
+        try db.cachedStatement(
             sql: """
                 INSERT INTO sync_state (conversation_id, newest_ts, newest_key, last_cursor) VALUES (?, ?, ?, ?)
                 ON CONFLICT (conversation_id) DO UPDATE SET
@@ -321,7 +324,8 @@ extension Archive {
                         ELSE newest_ts END,
                     newest_key = max(coalesce(newest_key, 0), excluded.newest_key),
                     last_cursor = coalesce(excluded.last_cursor, last_cursor)
-                """, arguments: [conversationRowID, newest.string, newest.key, cursor])
+                """
+        ).execute(arguments: [conversationRowID, newest.string, newest.key, cursor])
     }
 }
 
