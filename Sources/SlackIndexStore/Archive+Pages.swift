@@ -35,7 +35,7 @@ package struct PageWrite: Sendable {
 
     /// The page must be written in its place among the others: its reaction events and sync progress depend on
     /// what came before.
-    var isOrdered: Bool { !reactions.isEmpty || sync != nil }
+    package var isOrdered: Bool { !reactions.isEmpty || sync != nil }
 }
 
 /// A sync's progress, recorded in the transaction of the page it describes.

@@ -137,12 +137,12 @@ extension DumpLayoutTests {
         #expect(try DumpFixture.contents(of: archive) == DumpFixture.contents(of: reference))
     }
 
-    @Test func pagesAreReadInTheOrderOfTheirFirstTimestamp() throws {
+    @Test func pagesAreReadInTheOrderOfTheirOldestTimestamp() throws {
         let root = TestSupport.temporaryDirectory().appendingPathComponent("order")
         let files = [
             "C0AAAAAAAA1/1.json": #"{"ok": true, "messages": [{"thread_ts": "1500000000.000100", "ts" : "1700000300.000100"}]}"#,
             "C0AAAAAAAA1/2.json": "{\n  \"messages\": [\n    {\n      \"ts\":\n \"1700000100.000100\"}]}",
-            "C0BBBBBBBB1/1.json": #"[{"type": "message", "ts": "1700000200.000100"}]"#,
+            "C0BBBBBBBB1/1.json": #"[{"type": "message", "ts": "1700000200.000100"}, {"ts": "1700000050.000100"}]"#,
             "users.json": #"{"ok": true, "members": []}"#,
         ]
         _ = try TestSupport.writeExport(files, in: root)
@@ -153,7 +153,7 @@ extension DumpLayoutTests {
         #expect(Importer.timeHint(of: sets[0].files[0]) == SlackTimestamp.parseKey("1700000300.000100"))
         #expect(Importer.timeHint(of: sets[1].files[1]) == nil)
         let order = Importer.timeOrder(sets).map { sets[$0.set].files[$0.file].dropFirst(root.path.count + 1) }
-        #expect(order == ["users.json", "C0AAAAAAAA1/2.json", "C0BBBBBBBB1/1.json", "C0AAAAAAAA1/1.json"])
+        #expect(order == ["users.json", "C0BBBBBBBB1/1.json", "C0AAAAAAAA1/2.json", "C0AAAAAAAA1/1.json"])
     }
 
     @Test func brokenLinesAreReportedByLineAndTheRestImports() throws {

@@ -35,6 +35,14 @@ final class PageBuffer {
     private var pages: [PageWrite] = []
     private var messages = 0
     private var finished = false
+    /// The latest oldest message of the pages added. Pages come in the order of their oldest ts (files in
+    /// `Importer.timeOrder`, slackdump's rows in ts order), so later pages hardly hold older messages: the
+    /// messages before it are written, the newer ones wait for the messages that will come between (a page of a
+    /// quiet conversation spans months). Each transaction then covers a narrow stretch of history, as an
+    /// export's day-by-day import does. Files in no such order (JSON lines) see the horizon jump ahead, and all
+    /// is written as it comes.
+    private var horizon = Int64.min
+    private var addedSinceCheck = 0
 
     init(session: PagesSession, messagesPerWrite: Int) {
         self.messagesPerWrite = max(1, messagesPerWrite)
@@ -49,8 +57,46 @@ final class PageBuffer {
 
     func add(_ page: PageWrite, archive: Archive, summary: inout ImportSummary) throws {
         pages.append(page)
-        messages += page.messages.count + page.deletions.count + 1
-        if messages >= messagesPerWrite { try flush(archive: archive, summary: &summary) }
+        if page.isOrdered {
+            // Reaction events and sync progress: written after everything before them.
+            try flush(archive: archive, summary: &summary)
+            return
+        }
+        if let oldest = page.messages.lazy.map(\.tsKey).min() { horizon = max(horizon, oldest) }
+        let added = page.messages.count + page.deletions.count + 1
+        messages += added
+        addedSinceCheck += added
+        guard messages >= messagesPerWrite, addedSinceCheck >= messagesPerWrite / 10 else { return }
+        addedSinceCheck = 0
+        try flushOlder(archive: archive, summary: &summary)
+    }
+
+    /// Hands the writer the messages older than the horizon, with their pages' deletions and spans, once there are
+    /// half a transaction of them; past two transactions waiting, the oldest transaction's worth goes anyway.
+    ///
+    /// - Complexity: O(b) for b messages buffered (O(b log b) past the cap).
+    private func flushOlder(archive: Archive, summary: inout ImportSummary) throws {
+        var cut = horizon
+        let ready = pages.reduce(0) { count, page in count + page.messages.count { $0.tsKey < cut } }
+        if ready < messagesPerWrite / 2 {
+            guard messages >= 2 * messagesPerWrite else { return }
+            let keys = pages.flatMap { $0.messages.map(\.tsKey) }.sorted()
+            guard keys.count > messagesPerWrite else { return try flush(archive: archive, summary: &summary) }
+            cut = keys[messagesPerWrite]
+        }
+        var now: [PageWrite] = []
+        var waiting: [PageWrite] = []
+        for page in pages {
+            var older = page
+            var newer = PageWrite(conversationRowID: page.conversationRowID)
+            (older.messages, newer.messages) = (page.messages.filter { $0.tsKey < cut }, page.messages.filter { $0.tsKey >= cut })
+            now.append(older)
+            if !newer.messages.isEmpty { waiting.append(newer) }
+        }
+        summary.add(try writer.takeCounts())
+        writer.queue.push(now)
+        pages = waiting
+        messages = waiting.reduce(0) { $0 + $1.messages.count + 1 }
     }
 
     /// Hands the buffered pages to the writer thread (waiting while it still writes the previous ones); adds what
@@ -61,6 +107,7 @@ final class PageBuffer {
         defer {
             pages = []
             messages = 0
+            addedSinceCheck = 0
         }
         writer.queue.push(pages)
     }

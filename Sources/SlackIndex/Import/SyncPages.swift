@@ -15,13 +15,14 @@ extension Importer {
         case described(id: String, name: String, kind: ConversationKind)
     }
 
-    /// The files of `sets` (set, file index) in the order of the first ts each holds, files without one first (a
-    /// listing, an empty page), ties in folder order.
+    /// The files of `sets` (set, file index) in the order of the oldest ts each holds, files without one first
+    /// (a listing, an empty page), ties in folder order.
     ///
-    /// Time order across conversations keeps each transaction's inserts within a few weeks of history: folder
-    /// order (a conversation's whole history, then the next) made every 20,000-message transaction touch pages
-    /// all over the message table and its indexes. Only speed depends on it: any order gives the same archive.
-    /// - Complexity: O(f log f) for f files, plus reading the first 4 KB of each.
+    /// Time order across conversations keeps each transaction's inserts within weeks of history (with
+    /// `PageBuffer`'s horizon): folder order (a conversation's whole history, then the next) made every
+    /// transaction touch pages all over the message table and its indexes. Only speed depends on it: any order
+    /// gives the same archive.
+    /// - Complexity: O(f log f) for f files, plus a scan of each (of its first 4 KB past `wholeFileLimit`).
     static func timeOrder(_ sets: [PageSet]) -> [(set: Int, file: Int)] {
         var order: [(hint: Int64, set: Int, file: Int)] = []
         for (set, pages) in sets.enumerated() {
@@ -31,31 +32,40 @@ extension Importer {
         return order.map { ($0.set, $0.file) }
     }
 
-    /// The ts key of the first `"ts"` member in the first 4 KB of `path`, or nil.
+    /// The lowest ts key among the `"ts"` members of `path` (of its first 4 KB when it is larger than
+    /// `wholeFileLimit`), or nil. Nested ones (`edited`, attachments) count too: it is an estimate.
     static func timeHint(of path: String) -> Int64? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 4_096) else { return nil }
-        let bytes = [UInt8](head)
-        let key = Array(#""ts""#.utf8)
-        var at = 0
-        while at + key.count <= bytes.count {
-            guard let found = bytes[at...].firstIndex(of: key[0]) else { return nil }
-            at = found + 1
-            guard found + key.count <= bytes.count, bytes[found..<(found + key.count)].elementsEqual(key) else {
-                continue
+        let size = (try? handle.seekToEnd()) ?? 0
+        guard (try? handle.seek(toOffset: 0)) != nil,
+            let head = try? handle.read(upToCount: size > UInt64(wholeFileLimit) ? 4_096 : Int(size))
+        else { return nil }
+        return head.withUnsafeBytes { raw -> Int64? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let base = bytes.baseAddress else { return nil }
+            var lowest: Int64?
+            var at = 0
+            // memchr to each quote; a key `"ts"`, white space and `:`, then a quoted value.
+            while at < bytes.count, let found = memchr(base + at, Int32(UInt8(ascii: "\"")), bytes.count - at) {
+                let quote = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                at = quote + 1
+                guard quote + 4 <= bytes.count, bytes[quote + 1] == UInt8(ascii: "t"), bytes[quote + 2] == UInt8(ascii: "s"),
+                    bytes[quote + 3] == UInt8(ascii: "\"")
+                else { continue }
+                var i = quote + 4
+                while i < bytes.count, [0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: ":")].contains(bytes[i]) { i += 1 }
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { continue }
+                var end = i + 1
+                while end < bytes.count, end - i <= 24, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+                guard end < bytes.count, bytes[end] == UInt8(ascii: "\""),
+                    let key = SlackTimestamp.parseKey(String(decoding: bytes[(i + 1)..<end], as: UTF8.self))
+                else { continue }
+                lowest = min(lowest ?? key, key)
+                at = end + 1
             }
-            // `"ts"`, white space, `:`, white space, a quoted value.
-            var i = found + key.count
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 || bytes[i] == UInt8(ascii: ":") {
-                i += 1
-            }
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "\""),
-                let close = bytes[(i + 1)...].firstIndex(of: UInt8(ascii: "\""))
-            else { return nil }
-            return SlackTimestamp.parseKey(String(decoding: bytes[(i + 1)..<close], as: UTF8.self))
+            return lowest
         }
-        return nil
     }
 
     /// Whether `path` holds sync pages rather than an export (by content).
