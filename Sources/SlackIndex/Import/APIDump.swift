@@ -518,13 +518,15 @@ struct JSONLines {
     static func isLines(_ data: Data) -> Bool {
         data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            func isBlank(_ byte: UInt8) -> Bool { [0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains(byte) }
+            func isBlank(_ byte: UInt8) -> Bool {
+                byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 || byte == 0xEF || byte == 0xBB || byte == 0xBF
+            }
             var start = 0
             while start < bytes.count, isBlank(bytes[start]) { start += 1 }
-            guard start < bytes.count, bytes[start] == UInt8(ascii: "{") || bytes[start] == UInt8(ascii: "[") else {
-                return false
-            }
-            guard let newline = bytes[start...].firstIndex(of: 0x0A) else { return false }
+            guard start < bytes.count, bytes[start] == UInt8(ascii: "{") || bytes[start] == UInt8(ascii: "["),
+                let base = bytes.baseAddress, let found = memchr(base + start, 0x0A, bytes.count - start)
+            else { return false }
+            let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             // Nothing but white space after the first line: one document (the usual page), not lines.
             guard bytes[(newline + 1)...].contains(where: { !isBlank($0) }) else { return false }
             return JSONSlicer(UnsafeRawBufferPointer(rebasing: raw[start..<newline])).isComplete
