@@ -156,6 +156,22 @@ extension DumpLayoutTests {
         #expect(order == ["users.json", "C0BBBBBBBB1/1.json", "C0AAAAAAAA1/2.json", "C0AAAAAAAA1/1.json"])
     }
 
+    @Test func linesAreReadInTheOrderOfTheirOldestTimestamp() throws {
+        let file = TestSupport.temporaryDirectory().appendingPathComponent("order.jsonl")
+        let lines = [
+            #"{"messages": [{"ts": "1700000300.000100"}, {"ts": "1700000250.000100"}]}"#,
+            #"{"ts": "1700000100.000100"}"#, "", #"{"ok": true, "members": []}"#, #"[{"ts": "1700000200.000100"}]"#,
+        ]
+        try Data(lines.joined(separator: "\r\n").utf8).write(to: file)
+        var reader = try OrderedLines(path: file.path)
+        var order: [Int] = []
+        while let line = try reader.next() {
+            order.append(reader.number)
+            #expect(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == lines[reader.number - 1])
+        }
+        #expect(order == [3, 4, 2, 5, 1])
+    }
+
     @Test func brokenLinesAreReportedByLineAndTheRestImports() throws {
         let file = TestSupport.temporaryDirectory().appendingPathComponent("dump.jsonl")
         let lines = [

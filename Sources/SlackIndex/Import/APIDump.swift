@@ -351,7 +351,7 @@ extension Importer {
         _ file: String, owner: String, targets: inout PageTargets, preparer: inout MessagePreparer,
         summary: inout ImportSummary
     ) throws {
-        var reader = try JSONLines(path: file)
+        var reader = try OrderedLines(path: file)
         summary.dayFiles += 1
         var pending = PendingLines()
         while let line = try reader.next() {
@@ -446,7 +446,11 @@ struct JSONLines {
     private let path: String
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Bytes of the file before `buffer`.
+    private var consumed: Int64 = 0
     private var atEnd = false
+    /// Where the line `next()` returned last starts in the file.
+    private(set) var offset: Int64 = 0
     /// The number of the line `next()` returned last (1-based).
     private(set) var number = 0
 
@@ -472,12 +476,14 @@ struct JSONLines {
             if let newline {
                 defer { start = newline + 1 }
                 number += 1
+                offset = consumed + Int64(start)
                 return Array(buffer[start..<newline])
             }
             if atEnd {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }
                 number += 1
+                offset = consumed + Int64(start)
                 return Array(buffer[start...])
             }
             guard buffer.count - start <= Self.maxLine else {
@@ -485,6 +491,7 @@ struct JSONLines {
                     path: path, reason: "line \(number + 1) is longer than \(Self.maxLine >> 20) MiB")
             }
             buffer.removeFirst(start)
+            consumed += Int64(start)
             start = 0
             let data: Data
             do {
@@ -637,5 +644,69 @@ extension Importer {
         try archive.applyPendingEvents()
         summary.seconds = Date().timeIntervalSince(started)
         return summary
+    }
+}
+
+/// The lines of a JSON lines file in the order of the oldest ts each holds (as `Importer.timeOrder` orders a
+/// folder's files, for the same reason), ties in file order; a file of more than `maxOrdered` lines is read in
+/// file order (the index holds 32 bytes a line).
+///
+/// The first pass reads every line once for its time hint and place; `next()` then reads each line again where
+/// it is.
+struct OrderedLines {
+    static let maxOrdered = 1_000_000
+    private var entries: [(hint: Int64, number: Int, offset: Int64, length: Int)] = []
+    private var position = 0
+    private let handle: FileHandle
+    private let path: String
+    /// Reads the file in order when it has too many lines to index.
+    private var streaming: JSONLines?
+    /// The number of the line `next()` returned last (1-based).
+    private(set) var number = 0
+
+    init(path: String) throws {
+        var scan = try JSONLines(path: path)
+        while let line = try scan.next() {
+            guard entries.count < Self.maxOrdered else {
+                entries = []
+                streaming = try JSONLines(path: path)
+                break
+            }
+            let hint = line.withUnsafeBufferPointer { Importer.timeHint(in: $0) } ?? 0
+            entries.append((hint, scan.number, scan.offset, line.count))
+        }
+        entries.sort { ($0.hint, $0.number) < ($1.hint, $1.number) }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ImportError.unreadable(path: path, reason: "permission denied or not a file")
+        }
+        self.handle = handle
+        self.path = path
+    }
+
+    /// The next line without its line break, or nil at the end.
+    ///
+    /// - Throws: `ImportError.unreadable` when a line cannot be read again, what `JSONLines.next()` throws.
+    mutating func next() throws -> [UInt8]? {
+        if streaming != nil {
+            let line = try streaming?.next()
+            number = streaming?.number ?? number
+            return line
+        }
+        guard position < entries.count else { return nil }
+        let entry = entries[position]
+        position += 1
+        number = entry.number
+        do {
+            try handle.seek(toOffset: UInt64(entry.offset))
+            let data = try handle.read(upToCount: entry.length) ?? Data()
+            guard data.count == entry.length else {
+                throw ImportError.unreadable(path: path, reason: "line \(entry.number) changed while it was read")
+            }
+            return [UInt8](data)
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw ImportError.unreadable(path: path, reason: "\(error.localizedDescription)")
+        }
     }
 }

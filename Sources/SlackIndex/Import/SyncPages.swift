@@ -41,31 +41,33 @@ extension Importer {
         guard (try? handle.seek(toOffset: 0)) != nil,
             let head = try? handle.read(upToCount: size > UInt64(wholeFileLimit) ? 4_096 : Int(size))
         else { return nil }
-        return head.withUnsafeBytes { raw -> Int64? in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            guard let base = bytes.baseAddress else { return nil }
-            var lowest: Int64?
-            var at = 0
-            // memchr to each quote; a key `"ts"`, white space and `:`, then a quoted value.
-            while at < bytes.count, let found = memchr(base + at, Int32(UInt8(ascii: "\"")), bytes.count - at) {
-                let quote = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                at = quote + 1
-                guard quote + 4 <= bytes.count, bytes[quote + 1] == UInt8(ascii: "t"), bytes[quote + 2] == UInt8(ascii: "s"),
-                    bytes[quote + 3] == UInt8(ascii: "\"")
-                else { continue }
-                var i = quote + 4
-                while i < bytes.count, [0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: ":")].contains(bytes[i]) { i += 1 }
-                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { continue }
-                var end = i + 1
-                while end < bytes.count, end - i <= 24, bytes[end] != UInt8(ascii: "\"") { end += 1 }
-                guard end < bytes.count, bytes[end] == UInt8(ascii: "\""),
-                    let key = SlackTimestamp.parseKey(String(decoding: bytes[(i + 1)..<end], as: UTF8.self))
-                else { continue }
-                lowest = min(lowest ?? key, key)
-                at = end + 1
-            }
-            return lowest
+        return head.withUnsafeBytes { timeHint(in: $0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// The lowest ts key among the `"ts"` members in `bytes`, or nil (see `timeHint(of:)`).
+    static func timeHint(in bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let base = bytes.baseAddress else { return nil }
+        var lowest: Int64?
+        var at = 0
+        // memchr to each quote; a key `"ts"`, white space and `:`, then a quoted value.
+        while at < bytes.count, let found = memchr(base + at, Int32(UInt8(ascii: "\"")), bytes.count - at) {
+            let quote = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            at = quote + 1
+            guard quote + 4 <= bytes.count, bytes[quote + 1] == UInt8(ascii: "t"), bytes[quote + 2] == UInt8(ascii: "s"),
+                bytes[quote + 3] == UInt8(ascii: "\"")
+            else { continue }
+            var i = quote + 4
+            while i < bytes.count, [0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: ":")].contains(bytes[i]) { i += 1 }
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { continue }
+            var end = i + 1
+            while end < bytes.count, end - i <= 24, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+            guard end < bytes.count, bytes[end] == UInt8(ascii: "\""),
+                let key = SlackTimestamp.parseKey(String(decoding: bytes[(i + 1)..<end], as: UTF8.self))
+            else { continue }
+            lowest = min(lowest ?? key, key)
+            at = end + 1
         }
+        return lowest
     }
 
     /// Whether `path` holds sync pages rather than an export (by content).
