@@ -100,6 +100,7 @@ driver.get(BASE + "/")
 driver.find_element(By.ID, "token").send_keys("xoxp-slackindex-not-a-token")
 driver.find_element(By.ID, "token").submit()
 wait(lambda: "not a token" in driver.find_element(By.ID, "error").text, "the wrong token's error")
+driver.get_log("browser")  # the refused sign-in's 401 is expected: start the console check after it
 sign_in(SPEC["member"])
 cookie = driver.get_cookie("slackindex_session")
 check(cookie and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict", "cookie flags: %r" % cookie)

@@ -146,7 +146,8 @@ import Testing
         try #require(run.status == 0, "\(run.stderr)")
         let out = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
 
-        #expect(out["sidebar_groups"] as? [String] == ["Channels", "Private channels", "Direct messages", "Group messages"])
+        // The member is in public channels and DMs only: no private channel, no group DM.
+        #expect(out["sidebar_groups"] as? [String] == ["Channels", "Direct messages"])
         #expect(out["first_page"] as? Int == 100)
         #expect(out["pages_back"] as? [Int] == [50, 50, 50])
         #expect((out["forward_page"] as? Int ?? 0) > 0)

@@ -359,7 +359,8 @@ extension WebAssets {
     document.body.classList.remove('nav-open');
   }
 
-  async function openConv(id, ts) {
+  // The conversation's first page; `early` is that request already under way (started with the page's others).
+  async function openConv(id, ts, early) {
     const gen = ++S.gen;
     S.conv = id;
     S.loading = true;
@@ -373,7 +374,7 @@ extension WebAssets {
     const tl = $('timeline');
     let r;
     try {
-      r = await api('slackindex.timeline', ts ? { channel: id, around: ts, limit: PAGE * 2 } : { channel: id, limit: PAGE * 2 });
+      r = await (early || firstPage(id, ts));
     } catch (e) {
       if (gen !== S.gen) return;
       S.loading = false;
@@ -412,6 +413,10 @@ extension WebAssets {
       openThread(parent, reply);
     }
     setTimeout(nearEdge, 50);
+  }
+
+  function firstPage(id, ts) {
+    return api('slackindex.timeline', ts ? { channel: id, around: ts, limit: PAGE * 2 } : { channel: id, limit: PAGE * 2 });
   }
 
   // ---- thread panel ----
@@ -590,16 +595,18 @@ extension WebAssets {
   }
 
   // ---- routing: #/C123, #/C123/TS, #/C123/THREAD_TS/REPLY_TS ----
-  function route() {
+  const ROUTE = /^\/([A-Z0-9]+)(?:\/(\d+\.\d+))?(?:\/(\d+\.\d+))?$/;
+
+  function route(early) {
     const h = decodeURIComponent(location.hash.slice(1));
-    const m = h.match(/^\/([A-Z0-9]+)(?:\/(\d+\.\d+))?(?:\/(\d+\.\d+))?$/);
+    const m = h.match(ROUTE);
     if (!m) {
       showMode(S.conv ? 'conv' : 'home');
       return;
     }
     closeThread();
     if (m[3]) S.pendingThread = [m[2], m[3]];
-    openConv(m[1], m[2]);
+    openConv(m[1], m[2], early);
   }
 
   // ---- start ----
@@ -662,11 +669,15 @@ extension WebAssets {
     });
     $('menu').addEventListener('click', () => document.body.classList.toggle('nav-open'));
     document.addEventListener('keydown', onKey);
-    window.addEventListener('hashchange', route);
+    window.addEventListener('hashchange', () => route());
   }
 
   async function start() {
     wire();
+    // A linked conversation's first page is asked for with everything else (one round trip, not two).
+    const linked = decodeURIComponent(location.hash.slice(1)).match(ROUTE);
+    const early = linked ? firstPage(linked[1], linked[2]) : null;
+    if (early) early.catch(() => {});
     const [auth, convs] = await Promise.all([api('auth.test'), api('slackindex.conversations'), loadUsers(), loadEmoji()]);
     S.me = auth.user_id;
     $('who').textContent = uname(S.me) || auth.user || 'archive owner';
@@ -680,7 +691,7 @@ extension WebAssets {
     renderSidebar();
     fillFilters();
     document.body.classList.add('ready');
-    if (location.hash.length > 2) route();
+    if (location.hash.length > 2) route(early);
     else {
       const general = S.convs.find((c) => c.kind === 'channel' && c.name === 'general') || S.convs.find((c) => c.kind === 'channel');
       if (general) location.replace('#/' + general.id);

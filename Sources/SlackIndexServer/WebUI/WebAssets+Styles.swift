@@ -59,9 +59,9 @@ main > section { flex: 1; min-height: 0; display: flex; flex-direction: column; 
 .jump input { border: 1px solid var(--line); border-radius: 4px; background: var(--bg); padding: 1px 4px; }
 #timeline { flex: 1; overflow-y: auto; padding: 0 0 16px; outline: none; overflow-anchor: none; }
 .tlstart { padding: 24px 20px 8px; color: var(--muted); font-size: 14px; }
-.dayhead { position: sticky; top: 0; z-index: 2; margin: 8px 0 0; text-align: center; font-size: 13px; font-weight: 600;
+.day { border-top: 1px solid var(--line); margin-top: 22px; }
+.dayhead { position: sticky; top: 0; z-index: 2; margin: -14px 0 0; text-align: center; font-size: 13px; font-weight: 600;
   height: 28px; line-height: 26px; pointer-events: none; }
-.dayhead::before { content: ""; position: absolute; left: 0; right: 0; top: 13px; border-top: 1px solid var(--line); z-index: -1; }
 .dayhead span { background: var(--bg); border: 1px solid var(--line); border-radius: 14px; padding: 2px 14px; box-shadow: 0 1px 2px var(--shadow); }
 .msg { display: flex; gap: 10px; padding: 6px 20px; position: relative; outline: none; }
 .msg:hover { background: var(--hover); }

@@ -19,7 +19,7 @@ enum WebAssets {
   <button id="menu" class="iconbtn" aria-label="Show conversations" title="Conversations">☰</button>
   <span class="brand">slackindex</span>
   <form id="searchform" role="search" action="#">
-    <input id="q" type="search" placeholder="Search messages  ( / or Ctrl-K )" aria-label="Search messages (Slack syntax: from:@name in:#channel after:2024-05-01)" autocomplete="off" spellcheck="false">
+    <input id="q" type="search" placeholder="Search  ( / )" aria-label="Search messages (Slack syntax: from:@name in:#channel after:2024-05-01)" autocomplete="off" spellcheck="false">
   </form>
   <span id="who" class="who"></span>
   <form method="post" action="/ui/signout"><button class="link" type="submit">Sign out</button></form>
