@@ -64,12 +64,16 @@ import Testing
                 #expect(String(buffer: response.body).contains(#"<script src="/ui/app.js" defer></script>"#))
             }
             try await client.execute(uri: "/api/auth.test", method: .post, headers: [.cookie: memberCookie]) {
-                let value = try Self.json($0.body)["user_id"] as? String; #expect(value == APIFixture.dmMembers[0])
+                let value = try Self.json($0.body)["user_id"] as? String
+                #expect(value == APIFixture.dmMembers[0])
             }
             // The member's DM through the cookie; an outsider's cookie gets the API's answer for its token.
             try await client.execute(
                 uri: "/api/slackindex.timeline?channel=\(APIFixture.dm)&limit=5", method: .get, headers: [.cookie: memberCookie]
-            ) { let messages = try Self.json($0.body)["messages"] as? [Any]; #expect(messages?.count == 5) }
+            ) {
+                let messages = try Self.json($0.body)["messages"] as? [Any]
+                #expect(messages?.count == 5)
+            }
             var outsiderCookie = ""
             try await client.execute(
                 uri: "/ui/signin", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
@@ -78,7 +82,10 @@ import Testing
             for method in ["slackindex.timeline", "conversations.history", "conversations.info"] {
                 try await client.execute(
                     uri: "/api/\(method)?channel=\(APIFixture.dm)", method: .get, headers: [.cookie: outsiderCookie]
-                ) { let value = try Self.json($0.body)["error"] as? String; #expect(value == "channel_not_found", "\(method)") }
+                ) {
+                    let value = try Self.json($0.body)["error"] as? String
+                    #expect(value == "channel_not_found", "\(method)")
+                }
             }
             // Signing out ends the session: the cookie no longer stands for anything.
             try await client.execute(uri: "/ui/signout", method: .post, headers: [.cookie: memberCookie]) { response in
@@ -86,7 +93,8 @@ import Testing
                 #expect(response.headers[.setCookie]?.contains("Max-Age=0") == true)
             }
             try await client.execute(uri: "/api/auth.test", method: .post, headers: [.cookie: memberCookie]) {
-                let value = try Self.json($0.body)["error"] as? String; #expect(value == "not_authed")
+                let value = try Self.json($0.body)["error"] as? String
+                #expect(value == "not_authed")
             }
         }
     }
@@ -102,7 +110,8 @@ import Testing
             ) { cookie = try Self.cookiePair($0.headers[.setCookie]) }
             try f.archive.revokeToken(id: record.id)
             try await client.execute(uri: "/api/auth.test", method: .get, headers: [.cookie: cookie]) {
-                let value = try Self.json($0.body)["error"] as? String; #expect(value == "invalid_auth")
+                let value = try Self.json($0.body)["error"] as? String
+                #expect(value == "invalid_auth")
             }
             try await client.execute(uri: "/", method: .get, headers: [.cookie: cookie]) {
                 #expect(String(buffer: $0.body).contains(#"name="token""#), "back to the sign-in form")
@@ -129,7 +138,10 @@ import Testing
             try await client.execute(uri: "/ui/signin?code=made-up", method: .get) { #expect($0.status == .unauthorized) }
             try await client.execute(
                 uri: "/api/conversations.info?channel=\(APIFixture.dm)", method: .get, headers: [.cookie: cookie]
-            ) { let value = try Self.json($0.body)["ok"] as? Bool; #expect(value == true, "the owner's session is an admin's") }
+            ) {
+                    let value = try Self.json($0.body)["ok"] as? Bool
+                    #expect(value == true, "the owner's session is an admin's")
+                }
         }
     }
 
@@ -147,7 +159,8 @@ import Testing
                 try await client.execute(uri: uri, method: .get) { #expect($0.status == .notFound, "\(uri)") }
             }
             try await client.execute(uri: "/api/auth.test", method: .get, headers: [.cookie: cookie]) {
-                let value = try Self.json($0.body)["error"] as? String; #expect(value == "not_authed")
+                let value = try Self.json($0.body)["error"] as? String
+                #expect(value == "not_authed")
             }
         }
     }
