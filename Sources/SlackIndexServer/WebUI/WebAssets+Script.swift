@@ -83,7 +83,7 @@ extension WebAssets {
     const edge = '(^|[\\s(\\u0001>\'"])';
     const end = '(?=$|[\\s).,!?:;\'"\\u0001<])';
     for (const [mark, tag] of [['\\*', 'b'], ['_', 'i'], ['~', 's']]) {
-      const re = new RegExp(edge + mark + '(?=\\S)([^\\n]*?\\S)' + mark + end, 'g');
+      const re = new RegExp(edge + mark + '(?=[^\\s' + mark + '])([^\\n]*?[^\\s' + mark + '])' + mark + end, 'g');
       t = t.replace(re, '$1<' + tag + '>$2</' + tag + '>');
     }
     return t;
@@ -469,7 +469,22 @@ extension WebAssets {
     return c ? c.title : ch.is_im ? '@' + (uname(ch.name) || ch.name) : '#' + (ch.name || ch.id);
   }
 
+  // One search in flight at a time (the server admits two per token): a query typed meanwhile runs as soon as the
+  // one in flight answers, and only the latest of them.
+  let searching = false;
+  let searchNext = 0;
   async function runSearch(pageNumber) {
+    if (searching) { searchNext = pageNumber; return; }
+    searching = true;
+    try {
+      await search(pageNumber);
+    } finally {
+      searching = false;
+      if (searchNext) { const next = searchNext; searchNext = 0; runSearch(next); }
+    }
+  }
+
+  async function search(pageNumber) {
     const q = $('q').value.trim();
     if (!q) { if (S.mode === 'search') showMode(S.conv ? 'conv' : 'home'); return; }
     const gen = ++S.sgen;
@@ -653,7 +668,7 @@ extension WebAssets {
       }
     });
     let timer = 0;
-    $('q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => runSearch(1), 150); });
+    $('q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => runSearch(1), 40); });
     $('searchform').addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); runSearch(1); });
     $('sort').addEventListener('change', () => runSearch(1));
     $('f-in').addEventListener('change', () => writeFilter('in', $('f-in').value));
