@@ -295,29 +295,41 @@ extension WebAssets {
     return sec;
   }
 
+  // Messages go in as runs of one day, each run made into markup at once (one parse per run, not per message).
   function place(messages, where) {
     const tl = $('timeline');
+    const runs = [];
+    for (const m of messages) {
+      const day = dayKey(m.ts);
+      const last = runs[runs.length - 1];
+      if (last && last.day === day) last.html.push(messageHTML(m, false));
+      else runs.push({ day, ts: m.ts, html: [messageHTML(m, false)] });
+    }
+    const fragment = (html) => {
+      const t = document.createElement('template');
+      t.innerHTML = html;
+      return t.content;
+    };
     if (where === 'top') {
       const oldHeight = tl.scrollHeight;
       const oldTop = tl.scrollTop;
-      for (let i = messages.length - 1; i >= 0; i--) {
-        const m = messages[i];
+      for (let i = runs.length - 1; i >= 0; i--) {
         let sec = tl.querySelector('section.day');
-        if (!sec || sec.dataset.day !== dayKey(m.ts)) {
-          sec = daySection(m.ts);
+        if (!sec || sec.dataset.day !== runs[i].day) {
+          sec = daySection(runs[i].ts);
           $('tlstart').after(sec);
         }
-        sec.firstElementChild.after(node(messageHTML(m, false)));
+        sec.firstElementChild.after(fragment(runs[i].html.join('')));
       }
       tl.scrollTop = oldTop + (tl.scrollHeight - oldHeight);
     } else {
-      for (const m of messages) {
+      for (const run of runs) {
         let sec = tl.lastElementChild;
-        if (!sec || sec.tagName !== 'SECTION' || sec.dataset.day !== dayKey(m.ts)) {
-          sec = daySection(m.ts);
+        if (!sec || sec.tagName !== 'SECTION' || sec.dataset.day !== run.day) {
+          sec = daySection(run.ts);
           tl.append(sec);
         }
-        sec.append(node(messageHTML(m, false)));
+        sec.append(fragment(run.html.join('')));
       }
     }
     markStart();
