@@ -238,6 +238,34 @@ check(js("return document.querySelectorAll('#timeline script, #timeline img, #ti
 check(js("return document.body.dataset.xss === undefined") and no_alert(), "no handler ran")
 out["xss_text"] = xss_seen
 
+# --- what a message carries: mrkdwn, links, mentions, emoji, (edited), reactions, files, apps, joins ---
+open_hash("#/%s/%s" % (SPEC["thread_channel"], SPEC["rendered"]))
+wait(lambda: loaded(SPEC["rendered"]), "the rendered message")
+out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
+  const text = m.querySelector('.text p');
+  const head = [...text.childNodes].slice(0, 7).map(n => n.outerHTML || n.textContent).join('');
+  const next = m.closest('section').querySelectorAll('article');
+  const i = [...next].indexOf(m);
+  const bot = next[i + 1], join = next[i + 2];
+  return {
+    html: head, link: text.querySelector('a[href^=http]').getAttribute('href'),
+    mention: text.querySelector('.mention:not(.loud)').textContent, here: text.querySelector('.mention.loud').textContent,
+    emoji: text.querySelector('.emoji').textContent, edited: !!m.querySelector('.edited'),
+    reaction: m.querySelector('.reaction').textContent, reacted: m.querySelector('.reaction').title,
+    file: m.querySelector('.files li').textContent.trim(),
+    bot: bot ? bot.querySelector('.meta').textContent.replace(/\\s*\\d+:\\d+.*$/, '').trim() : null,
+    join_quiet: !!(join && join.classList.contains('quiet')),
+  };""", SPEC["rendered"])
+
+# --- jump to a date ---
+js("""const j = document.getElementById('jump'); j.value = '2024-05-20'; j.dispatchEvent(new Event('change'))""")
+wait(lambda: "/" + SPEC["thread_channel"] + "/" in driver.current_url and js("return !!document.querySelector('#timeline .linked')"),
+     "jump to 2024-05-20")
+jumped = js("return parseFloat(document.querySelector('#timeline .linked').dataset.ts)")
+day_start = js("return new Date(2024, 4, 20).getTime() / 1000")
+check(jumped >= day_start, "jump to date lands on or after the day (%r, %r)" % (jumped, day_start))
+out["jumped_to"] = js("return document.querySelector('#timeline .linked').dataset.ts")
+
 # --- phone width ---
 open_hash("#/%s" % SPEC["thread_channel"])
 wait(lambda: loaded(), "the conversation at phone width")

@@ -95,13 +95,32 @@ import Testing
         ("1716000000.000300", "&lt;img src=x onerror=document.body.dataset.xss=2&gt; and <javascript:alert(1)|click>"),
     ]
 
-    /// sample-data, plus the XSS messages as an API page for #general.
+    /// Messages that carry what the timeline renders: mrkdwn, a mention, @here, an emoji, an edit, a reaction, a
+    /// file; an app's message; a join; a thread broadcast.
+    static func rendered(user: String) -> [[String: Any]] {
+        [
+            [
+                "type": "message", "user": user, "ts": "1716000000.000401",
+                "text": "*bold* _slanted_ ~gone~ `code` <https://example.com/x|a link> <@\(APIFixture.dmMembers[1])> <!here> :tada:",
+                "edited": ["user": user, "ts": "1716000001.000000"],
+                "reactions": [["name": "tada", "count": 2, "users": APIFixture.dmMembers]],
+                "files": [["id": "F0UITEST", "name": "report.pdf", "size": 123_456]],
+            ],
+            ["type": "message", "subtype": "bot_message", "bot_id": "B0UITEST", "username": "deploybot",
+             "ts": "1716000000.000402", "text": "Deployed"],
+            ["type": "message", "subtype": "channel_join", "user": user, "ts": "1716000000.000403",
+             "text": "<@\(user)> has joined the channel"],
+        ]
+    }
+
+    /// sample-data, plus the XSS and rendering messages as an API page for #general.
     static func archive(general: String) throws -> String {
         let db = try ServeCLITests.importSample()
         let folder = TestSupport.temporaryDirectory().appendingPathComponent(general)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let messages = xss.map { ts, text in ["type": "message", "user": APIFixture.dmMembers[0], "ts": ts, "text": text] }
-        let page: [String: Any] = ["ok": true, "messages": messages, "has_more": false]
+        let user = APIFixture.dmMembers[0]
+        let messages = xss.map { ts, text in ["type": "message", "user": user, "ts": ts, "text": text] as [String: Any] }
+        let page: [String: Any] = ["ok": true, "messages": messages + rendered(user: user), "has_more": false]
         try JSONSerialization.data(withJSONObject: page).write(to: folder.appendingPathComponent("history.json"))
         let imported = try CLITests.run(["--db", db, "import", folder.path, "--quiet"])
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -131,6 +150,7 @@ import Testing
             "member": member, "outsider": outsider, "channel": marketing, "channel_name": "marketing",
             "middle": history[history.count / 2], "thread_channel": general, "thread": "1716185438.024538",
             "query": "exception", "filter": "general", "xss": Self.xss.map { [general, $0.0] },
+            "rendered": "1716000000.000401",
             "hidden": APIFixture.dm, "hidden_ts": try #require(dmMessages.first?.ts), "hidden_word": hiddenWord,
         ]
         let shots = ProcessInfo.processInfo.environment["SLACKINDEX_SCREENSHOTS"].map {
@@ -158,6 +178,18 @@ import Testing
         #expect((out["search_filtered"] as? Int ?? 0) <= (out["search_all"] as? Int ?? 0))
         #expect((out["outsider_link"] as? String)?.contains("may not read it") == true)
         #expect(out["console_errors"] as? [String] == [], "\(out["console_errors"] ?? "")")
+        let rendered = try #require(out["rendered"] as? [String: Any])
+        #expect(rendered["html"] as? String == "<b>bold</b> <i>slanted</i> <s>gone</s> <code>code</code>")
+        #expect(rendered["link"] as? String == "https://example.com/x")
+        #expect(rendered["mention"] as? String == "@Matthew Thompson")
+        #expect(rendered["here"] as? String == "@here")
+        #expect(rendered["emoji"] as? String == "🎉")
+        #expect(rendered["edited"] as? Bool == true)
+        #expect(rendered["reaction"] as? String == "🎉 2")
+        #expect((rendered["reacted"] as? String)?.contains("Matthew Thompson") == true)
+        #expect(rendered["file"] as? String == "📄report.pdf 120.6 KB")
+        #expect(rendered["bot"] as? String == "deploybotAPP", "the app's name and its badge")
+        #expect(rendered["join_quiet"] as? Bool == true)
         for name in ["ui-desktop.png", "ui-phone.png"] {
             let data = try Data(contentsOf: URL(fileURLWithPath: shots).appendingPathComponent(name))
             #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]) && data.count > 10_000, "\(name)")
