@@ -259,7 +259,8 @@ out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
 
 # --- jump to a date ---
 js("""const j = document.getElementById('jump'); j.value = '2024-05-20'; j.dispatchEvent(new Event('change'))""")
-wait(lambda: "/" + SPEC["thread_channel"] + "/" in driver.current_url and js("return !!document.querySelector('#timeline .linked')"),
+wait(lambda: driver.current_url.endswith(".000000") and js(
+    "const l = document.querySelector('#timeline .linked'); return !!l && l.dataset.ts !== arguments[0]", SPEC["rendered"]),
      "jump to 2024-05-20")
 jumped = js("return parseFloat(document.querySelector('#timeline .linked').dataset.ts)")
 day_start = js("return new Date(2024, 4, 20).getTime() / 1000")

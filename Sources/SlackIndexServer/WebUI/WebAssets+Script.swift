@@ -716,7 +716,8 @@ extension WebAssets {
     }
     S.convs.sort((a, b) => a.label.localeCompare(b.label));
     renderSidebar();
-    fillFilters();
+    // The search chips' lists (every person) are filled after the conversation is shown, not before.
+    setTimeout(fillFilters, 0);
     document.body.classList.add('ready');
     if (location.hash.length > 2) route(early);
     else {
