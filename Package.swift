@@ -56,6 +56,7 @@ let package = Package(
             name: "SlackIndexServer",
             dependencies: [
                 "SlackIndex",
+                "CSlackZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ],

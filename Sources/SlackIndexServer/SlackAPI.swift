@@ -49,7 +49,8 @@ public struct SlackAPIResponse: Sendable {
 ///
 /// Independent of HTTP (`SlackAPIServer` puts it behind Hummingbird), so tests can call methods directly.
 /// Methods: `api.test`, `auth.test`, `users.list`, `users.info`, `conversations.list`, `conversations.info`,
-/// `conversations.history`, `conversations.replies`, `search.messages`, `chat.getPermalink`.
+/// `conversations.history`, `conversations.replies`, `search.messages`, `chat.getPermalink`, and two of
+/// slackindex's own for the web UI, `slackindex.conversations` and `slackindex.timeline` (`SlackAPI+UI.swift`).
 ///
 /// Access: a token sees public channels, and the private channels, DMs and group DMs whose members include its
 /// user; an admin token sees every conversation. A conversation a token cannot see answers `channel_not_found`,
@@ -68,6 +69,7 @@ public final class SlackAPI: Sendable {
     public static let methods: Set<String> = [
         "api.test", "auth.test", "users.list", "users.info", "conversations.list", "conversations.info",
         "conversations.history", "conversations.replies", "search.messages", "chat.getPermalink",
+        "slackindex.conversations", "slackindex.timeline",
     ]
 
     public init(archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration()) {
@@ -97,7 +99,12 @@ public final class SlackAPI: Sendable {
     /// - Complexity: that of the method's query (each states its own); the rate limit check is O(1).
     public func call(_ method: String, parameters: [String: String], bearer: String? = nil) async -> SlackAPIResponse {
         let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
-        if let wait = await limiter.acquire(presented ?? "") {
+        return await call(method, parameters: parameters, caller: presented.map { .presented($0) })
+    }
+
+    /// Runs one method call for `caller` (a presented token, or a web UI session's token record).
+    func call(_ method: String, parameters: [String: String], caller: APICaller?) async -> SlackAPIResponse {
+        if let wait = await limiter.acquire(caller?.rateKey ?? "") {
             let seconds = max(1, Int(RateLimiter.seconds(wait).rounded(.up)))
             return SlackAPIResponse(
                 status: 429, retryAfter: seconds, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
@@ -107,13 +114,13 @@ public final class SlackAPI: Sendable {
             let args = JSONValue.object(parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
             return SlackAPI.success([("args", args)])
         }
-        guard let presented else { return SlackAPI.failure("not_authed") }
-        if method == "search.messages" { return await search(parameters: parameters, presented: presented) }
+        guard let caller else { return SlackAPI.failure("not_authed") }
+        if method == "search.messages" { return await search(parameters: parameters, caller: caller) }
         // The archive's reads block (SQLite): run them on NIO's thread pool, not the cooperative pool that the
         // server's own tasks (parsing, rate limits, other requests) need.
         do {
             return try await NIOThreadPool.singleton.runIfActive {
-                self.answer(method, parameters: parameters, presented: presented)
+                self.answer(method, parameters: parameters, caller: caller)
             }
         } catch {
             return SlackAPI.failure("internal_error")
@@ -122,7 +129,8 @@ public final class SlackAPI: Sendable {
 
     /// `search.messages` on the search threads, at most `searchesPerToken` at once per token and `searchQueue` in
     /// all; past either, Slack's `ratelimited` with `Retry-After: 1`.
-    private func search(parameters: [String: String], presented: String) async -> SlackAPIResponse {
+    private func search(parameters: [String: String], caller: APICaller) async -> SlackAPIResponse {
+        let presented = caller.rateKey
         let admitted = searches.withLock { inFlight in
             guard inFlight[presented, default: 0] < configuration.searchesPerToken,
                 inFlight.values.reduce(0, +) < configuration.searchQueue
@@ -137,7 +145,7 @@ public final class SlackAPI: Sendable {
         let answer: SlackAPIResponse
         do {
             answer = try await searchPool.runIfActive {
-                self.answer("search.messages", parameters: parameters, presented: presented)
+                self.answer("search.messages", parameters: parameters, caller: caller)
             }
         } catch {
             answer = SlackAPI.failure("internal_error")
@@ -150,9 +158,15 @@ public final class SlackAPI: Sendable {
     }
 
     /// The method's answer, from the archive (blocking).
-    private func answer(_ method: String, parameters: [String: String], presented: String) -> SlackAPIResponse {
+    private func answer(_ method: String, parameters: [String: String], caller: APICaller) -> SlackAPIResponse {
         do {
-            guard let token = try archive.verifyToken(presented) else { return SlackAPI.failure("invalid_auth") }
+            let token: APIToken
+            switch caller {
+            case .presented(let presented):
+                guard let verified = try archive.verifyToken(presented) else { return SlackAPI.failure("invalid_auth") }
+                token = verified
+            case .record(let record, _): token = record
+            }
             let request = APIRequest(parameters: parameters, token: token)
             let members: [(String, JSONValue)]
             switch method {
@@ -165,6 +179,8 @@ public final class SlackAPI: Sendable {
             case "conversations.replies": members = try replies(request)
             case "search.messages": members = try searchMessages(request)
             case "chat.getPermalink": members = try permalink(request)
+            case "slackindex.conversations": members = try uiConversations(request)
+            case "slackindex.timeline": members = try uiTimeline(request)
             default: return SlackAPI.failure("unknown_method")
             }
             return SlackAPI.success(members)
@@ -185,6 +201,24 @@ public final class SlackAPI: Sendable {
             members.append(("response_metadata", .object([("messages", .array(messages.map { .string($0) }))])))
         }
         return SlackAPIResponse(status: 200, body: JSONValue.object(members).serialized, error: code)
+    }
+}
+
+/// Who a call is for.
+enum APICaller: Sendable {
+    /// A token as presented (`Authorization: Bearer`, `token=`, or a web UI session made with it): verified against
+    /// the archive on every call, so a revoked token stops working at once.
+    case presented(String)
+    /// A token record held by the server itself (the owner's web UI session from `serve --open`); `key` names its
+    /// rate limit bucket.
+    case record(APIToken, key: String)
+
+    /// The rate limiter's and the search queue's key.
+    var rateKey: String {
+        switch self {
+        case .presented(let token): token
+        case .record(_, let key): key
+        }
     }
 }
 

@@ -44,16 +44,19 @@ public enum SlackAPIServer {
     /// }
     /// ```
     /// The API's own rate limit (HTTP 429, `Retry-After`) applies inside, after the middleware.
+    /// `ui` adds the web UI (`/`, `/ui/…`) and lets its session cookie stand for a token at `/api/`; nil leaves
+    /// both out (`serve --ui off`): `/` answers 404 and cookies are ignored.
     public static func buildRouter(
-        api: SlackAPI, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+        api: SlackAPI, ui: WebUI? = nil, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
     ) -> Router<BasicRequestContext> {
         let router = Router()
         for item in middleware { router.add(middleware: item) }
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
-            try await respond(to: request, context: context, api: api)
+            try await respond(to: request, context: context, api: api, ui: ui)
         }
         router.get("/api/:method", use: handler)
         router.post("/api/:method", use: handler)
+        ui?.addRoutes(to: router, api: api)
         return router
     }
 
@@ -63,6 +66,7 @@ public enum SlackAPIServer {
     /// - Parameters:
     ///   - host: the address to bind (default loopback).
     ///   - port: the port; 0 picks a free one, reported to `onServerRunning`.
+    ///   - ui: the web UI, or nil for the API alone (see `buildRouter`).
     ///   - middleware: runs before the API handlers (see `buildRouter` for fault injection).
     ///   - onServerRunning: called once the server listens, with the port it is bound to.
     ///
@@ -82,11 +86,12 @@ public enum SlackAPIServer {
     /// ```
     public static func makeApplication(
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(),
-        host: String = "127.0.0.1", port: Int = 0, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = [],
+        host: String = "127.0.0.1", port: Int = 0, ui: WebUI? = WebUI(),
+        middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = [],
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> Application<RouterResponder<BasicRequestContext>> {
         let api = SlackAPI(archive: archive, configuration: configuration)
-        let router = buildRouter(api: api, middleware: middleware)
+        let router = buildRouter(api: api, ui: ui, middleware: middleware)
         let timeout = configuration.idleTimeout.components
         return Application(
             router: router,
@@ -115,11 +120,12 @@ public enum SlackAPIServer {
     /// - Throws: what binding threw (address in use, bad host).
     public static func start(
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(), host: String = "127.0.0.1",
-        port: Int = 0, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+        port: Int = 0, ui: WebUI? = WebUI(),
+        middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
     ) async throws -> RunningSlackAPIServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = makeApplication(
-            archive: archive, configuration: configuration, host: host, port: port, middleware: middleware
+            archive: archive, configuration: configuration, host: host, port: port, ui: ui, middleware: middleware
         ) { bound in
             continuation.yield(bound)
             continuation.finish()
@@ -146,7 +152,11 @@ public enum SlackAPIServer {
     }
 
     /// Reads the request (query string; form or JSON body for POST), calls the API, writes Slack's answer.
-    static func respond(to request: Request, context: BasicRequestContext, api: SlackAPI) async throws -> Response {
+    /// Without a bearer token or `token=`, a web UI session cookie (when `ui` is on) stands for its token. Answers
+    /// of 1 KiB or more are gzipped for clients that accept it.
+    static func respond(to request: Request, context: BasicRequestContext, api: SlackAPI, ui: WebUI?) async throws
+        -> Response
+    {
         var request = request
         let method = context.parameters.get("method") ?? ""
         var parameters = APIParameters.form(request.uri.query ?? "")
@@ -164,12 +174,20 @@ public enum SlackAPIServer {
                 bearer = parts[1].trimmingCharacters(in: .whitespaces)
             }
         }
-        let answer = await api.call(method, parameters: parameters, bearer: bearer)
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
+        let caller = presented.map { APICaller.presented($0) } ?? ui?.caller(cookieHeader: request.headers[.cookie])
+        let answer = await api.call(method, parameters: parameters, caller: caller)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .xContentTypeOptions: "nosniff"]
         if let retryAfter = answer.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(
-            status: HTTPResponse.Status(code: answer.status), headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(string: answer.body)))
+        var body = ByteBuffer(string: answer.body)
+        if body.readableBytes >= Gzip.minimumBytes, Gzip.accepted(request.headers[.acceptEncoding]),
+            let gzipped = Gzip.compress(Array(answer.body.utf8), level: 1)
+        {
+            headers[.contentEncoding] = "gzip"
+            headers[.vary] = "Accept-Encoding"
+            body = ByteBuffer(bytes: gzipped)
+        }
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: body))
     }
 }
 

@@ -209,3 +209,19 @@ extension Archive {
         }
     }
 }
+
+extension Archive {
+    /// Messages kept (not deleted) per conversation row id, as `stats` counts them (`message_count`); conversations
+    /// without messages are absent.
+    ///
+    /// - Complexity: O(c) for c conversations (the counts are kept by triggers, not counted here).
+    package func messageCountsByConversation() throws -> [Int64: Int] {
+        try pool.read { db in
+            var out: [Int64: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT conversation_id, messages FROM message_count WHERE messages > 0") {
+                out[row["conversation_id"]] = row["messages"]
+            }
+            return out
+        }
+    }
+}

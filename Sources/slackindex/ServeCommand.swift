@@ -8,16 +8,22 @@ import SlackIndexServer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the archive as a subset of Slack's Web API (for slack_sdk, scripts and tools).",
+        abstract: "Serve the archive in a browser (web UI) and as a subset of Slack's Web API.",
         discussion: """
             Answers auth.test, users.list, users.info, conversations.list, conversations.info, \
             conversations.history, conversations.replies, search.messages and chat.getPermalink at \
             http://HOST:PORT/api/METHOD, as Slack does (GET or POST, `Authorization: Bearer TOKEN`). \
-            Make tokens with `slackindex token create`. Prints one line with the URL once listening; \
-            stops on Ctrl-C (SIGINT) or SIGTERM.
+            Make tokens with `slackindex token create`. Prints the API's URL once listening, then the web \
+            UI's; stops on Ctrl-C (SIGINT) or SIGTERM.
+
+            The web UI at http://HOST:PORT/ reads and searches the archive in a browser: everything it needs \
+            is in this binary and it makes no outside request. Sign in with a token (the browser keeps an \
+            HttpOnly session cookie; it sees what the token sees), or with --open for a one-time link as the \
+            archive's owner (an admin's view). --ui off serves the API alone.
 
             Examples:
               TOKEN=$(slackindex token create --user U0123ABCD)
+              slackindex serve --open
               slackindex serve --listen 127.0.0.1:8080
               slackindex serve --read-only --db /mnt/archive/archive.sqlite
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
@@ -41,12 +47,32 @@ struct ServeCommand: AsyncParsableCommand {
             "Open the archive read-only: never written or upgraded; works on a read-only file, folder or mount."))
     var readOnly = false
 
+    @Option(help: ArgumentHelp("The web UI at /: on or off (off serves the API alone).", valueName: "on|off"))
+    var ui: UIMode = .on
+
+    @Flag(
+        help: ArgumentHelp(
+            "Print a one-time link that signs a browser in to the web UI as the archive's owner (sees every "
+                + "conversation); loopback addresses only."))
+    var open = false
+
+    enum UIMode: String, ExpressibleByArgument, CaseIterable {
+        case on, off
+    }
+
     func validate() throws {
         guard Self.address(listen) != nil else {
             throw ValidationError("--listen '\(listen)' is not HOST:PORT (e.g. 127.0.0.1:8080, [::1]:0).")
         }
         guard RateLimit(parsing: rateLimit) != nil else {
             throw ValidationError("--rate-limit '\(rateLimit)' is not N/SECONDS (e.g. 100/10 for 100 requests in 10 s).")
+        }
+        if open {
+            guard ui == .on else { throw ValidationError("--open signs in to the web UI: it needs --ui on.") }
+            guard let host = Self.address(listen)?.host, SlackAPIServer.isLoopback(host) else {
+                throw ValidationError(
+                    "--open prints a sign-in link with an admin's view: it works on loopback addresses only (127.0.0.1, [::1]).")
+            }
         }
     }
 
@@ -71,10 +97,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let path = archive.path
         let urlHost = host.contains(":") ? "[\(host)]" : host
+        let webUI = ui == .on ? WebUI() : nil
+        let signIn = open ? webUI?.oneTimeSignInPath() : nil
         let app = SlackAPIServer.makeApplication(
-            archive: archive, configuration: SlackAPIConfiguration(rateLimit: limit), host: host, port: port
+            archive: archive, configuration: SlackAPIConfiguration(rateLimit: limit), host: host, port: port, ui: webUI
         ) { bound in
             Output.line("Serving \(path) at http://\(urlHost):\(bound)/api/")
+            if webUI != nil { Output.line("Web UI at http://\(urlHost):\(bound)/") }
+            if let signIn { Output.line("Sign in once at http://\(urlHost):\(bound)\(signIn)") }
             Output.flush()
         }
         try await app.runService()

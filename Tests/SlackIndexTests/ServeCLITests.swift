@@ -42,7 +42,8 @@ import Testing
             if chunk.isEmpty { break }  // the process ended
             line.append(chunk)
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: line, as: UTF8.self).split(separator: "\n").first.map(String.init)?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         let prefix = "Serving \(db) at "
         guard text.hasPrefix(prefix), text.hasSuffix("/api/") else {
             if process.isRunning { process.terminate() }

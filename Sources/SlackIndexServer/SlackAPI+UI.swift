@@ -1,0 +1,92 @@
+import Foundation
+import SlackIndex
+
+/// Methods of slackindex's own (not Slack's) that the web UI reads: the sidebar in one call and the timeline in
+/// both directions and around a message. They sit behind the same token check and access rules as Slack's
+/// methods: a conversation the token may not see answers `channel_not_found`.
+extension SlackAPI {
+    /// The largest `slackindex.timeline` page.
+    static let maximumTimelinePage = 200
+
+    /// `slackindex.conversations`: every conversation the token sees (all kinds), with its message count; DMs and
+    /// group DMs with their members so the UI can name them.
+    ///
+    /// - Complexity: O(c × members) for the c visible conversations.
+    func uiConversations(_ request: APIRequest) throws -> [(String, JSONValue)] {
+        let listings = try archive.visibleConversations(
+            to: request.token, kinds: [.channel, .private, .dm, .mpim], excludeArchived: false, after: nil,
+            limit: Int.max)
+        let counts = try archive.messageCountsByConversation()
+        let objects: [JSONValue] = listings.map { listing in
+            let c = listing.conversation
+            var members: [(String, JSONValue)] = [
+                ("id", .string(c.id)), ("kind", .string(c.kind.rawValue)), ("name", .string(c.name)),
+                ("count", .int(counts[c.rowID] ?? 0)), ("is_archived", .bool(c.isArchived)),
+            ]
+            if c.kind == .dm || c.kind == .mpim {
+                members.append(("members", .array(c.members.map { .string($0) })))
+            }
+            return .object(members)
+        }
+        return [("conversations", .array(objects))]
+    }
+
+    /// `slackindex.timeline`: a page of a conversation's channel view, oldest to newest, with a cursor each way.
+    ///
+    /// One of: `cursor` (from a previous page's `before` or `after`), `around` (a ts: the page holds half a page at
+    /// or before it and half after it, and `anchor` names the first message at or after it, else the last one), or
+    /// neither (the newest page). `limit` defaults to 50 (at most 200). `before`/`after` continue the page
+    /// outwards and are empty at either end (a page read by cursor gives only the cursor of its own direction).
+    /// - Throws: `channel_not_found` as `conversations.history`; `invalid_cursor` for a cursor of another
+    ///   conversation or of a thread.
+    /// - Complexity: O(log n + limit) at any depth (keyset pages, never OFFSET).
+    func uiTimeline(_ request: APIRequest) throws -> [(String, JSONValue)] {
+        let conversation = try visibleConversation(request)
+        let limit = try request.limit(default: 50, maximum: SlackAPI.maximumTimelinePage)
+        var messages: [Message]
+        var moreBefore = false
+        var moreAfter = false
+        var anchor: String?
+        if let text = request.string("cursor") {
+            guard let cursor = try? TimelineCursor(parsing: text), cursor.conversationID == conversation.id,
+                cursor.threadTS == nil
+            else { throw APIFailure.invalidCursor }
+            messages = try archive.page(
+                conversation: conversation, scope: .history, direction: cursor.direction, from: cursor.position,
+                limit: limit + 1)
+            if messages.count > limit {
+                if cursor.direction == .before { messages.removeFirst() } else { messages.removeLast() }
+                if cursor.direction == .before { moreBefore = true } else { moreAfter = true }
+            }
+        } else if let around = try request.timestamp("around") {
+            let half = max(1, limit / 2)
+            let at = TimelinePosition(tsKey: around.key, rowID: Int64.max)
+            var older = try archive.page(
+                conversation: conversation, scope: .history, direction: .before, from: at, limit: half + 1)
+            var newer = try archive.page(
+                conversation: conversation, scope: .history, direction: .after, from: at, limit: half + 1)
+            if older.count > half { older.removeFirst(); moreBefore = true }
+            if newer.count > half { newer.removeLast(); moreAfter = true }
+            messages = older + newer
+            anchor = (messages.first { $0.tsKey >= around.key } ?? messages.last)?.ts
+        } else {
+            messages = try archive.page(
+                conversation: conversation, scope: .history, direction: .before, from: nil, limit: limit + 1)
+            if messages.count > limit { messages.removeFirst(); moreBefore = true }
+        }
+        func cursor(_ message: Message?, _ direction: Archive.PageDirection, _ more: Bool) -> JSONValue {
+            guard more, let message else { return .string("") }
+            return .string(
+                TimelineCursor(
+                    conversationID: conversation.id, threadTS: nil, direction: direction,
+                    position: TimelinePosition(tsKey: message.tsKey, rowID: message.rowID)
+                ).description)
+        }
+        return [
+            ("messages", .array(try rendered(messages))),
+            ("before", cursor(messages.first, .before, moreBefore)),
+            ("after", cursor(messages.last, .after, moreAfter)),
+            ("anchor", .string(anchor)),
+        ]
+    }
+}

@@ -1,0 +1,736 @@
+extension WebAssets {
+    /// The script (`/ui/app.js`): sidebar, timeline, thread panel, search, keys; routes on the URL hash.
+    static let script = #"""
+'use strict';
+// slackindex web UI: one hand-written script over the archive's JSON API (/api/…), signed in by an HttpOnly
+// session cookie. Every piece of archive text reaches the page through esc() or mrkdwn(), which escape it.
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const S = {
+    me: null, users: new Map(), handles: new Map(), convs: [], byId: new Map(), emoji: new Map(),
+    conv: null, before: '', after: '', loading: false, gen: 0, sgen: 0, thread: null, sel: null,
+    page: 1, mode: 'home', pendingThread: null,
+  };
+  const PAGE = 50;
+
+  // ---- the API ----
+  async function api(method, params) {
+    for (let attempt = 0; ; attempt++) {
+      const r = await fetch('/api/' + method, {
+        method: 'POST', body: new URLSearchParams(params || {}), credentials: 'same-origin',
+      });
+      if (r.status === 429 && attempt < 5) {
+        await new Promise((done) => setTimeout(done, 1000 * (+r.headers.get('Retry-After') || 1)));
+        continue;
+      }
+      const j = await r.json();
+      if (!j.ok) {
+        if (j.error === 'not_authed' || j.error === 'invalid_auth') location.reload();
+        const e = new Error(j.error);
+        e.code = j.error;
+        throw e;
+      }
+      return j;
+    }
+  }
+
+  // ---- text ----
+  const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+  const esc = (s) => String(s == null ? '' : s).replace(/[&<>"']/g, (c) => ESC[c]);
+  const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  const fmtNum = (n) => Number(n).toLocaleString();
+
+  function uname(id) {
+    const u = S.users.get(id);
+    return u ? u.label : null;
+  }
+
+  function emojiOf(name) {
+    const base = name.toLowerCase().replace(/-/g, '_').replace(/::skin.*$/, '');
+    return S.emoji.get(base) || null;
+  }
+
+  function special(inner) {
+    const bar = inner.indexOf('|');
+    const target = bar < 0 ? inner : inner.slice(0, bar);
+    const label = bar < 0 ? '' : inner.slice(bar + 1);
+    if (target[0] === '@') {
+      const id = target.slice(1);
+      return '<span class="mention">@' + esc(uname(id) || decode(label) || id) + '</span>';
+    }
+    if (target[0] === '#') {
+      const id = target.slice(1);
+      const c = S.byId.get(id);
+      if (c) return '<a class="mention" href="#/' + esc(id) + '">#' + esc(c.label) + '</a>';
+      return '<span class="mention">#' + esc(decode(label) || id) + '</span>';
+    }
+    if (target[0] === '!') {
+      const word = target.slice(1).split('^')[0];
+      if (word === 'here' || word === 'channel' || word === 'everyone') {
+        return '<span class="mention loud">@' + word + '</span>';
+      }
+      return '<span class="mention">' + esc(decode(label) || '@' + word) + '</span>';
+    }
+    if (/^(https?|mailto):/i.test(target)) {
+      return '<a href="' + esc(decode(target)) + '" target="_blank" rel="noopener noreferrer">' +
+        esc(decode(label || target)) + '</a>';
+    }
+    return esc('<' + decode(inner) + '>');
+  }
+
+  // Bold, italic, strike on escaped text (it holds no tags, only the placeholders).
+  function inline(t) {
+    const edge = '(^|[\\s(\\u0001>\'"])';
+    const end = '(?=$|[\\s).,!?:;\'"\\u0001<])';
+    for (const [mark, tag] of [['\\*', 'b'], ['_', 'i'], ['~', 's']]) {
+      const re = new RegExp(edge + mark + '(?=[^\\s' + mark + '])([^\\n]*?[^\\s' + mark + '])' + mark + end, 'g');
+      t = t.replace(re, '$1<' + tag + '>$2</' + tag + '>');
+    }
+    return t;
+  }
+
+  function blocks(t) {
+    const out = [];
+    let quote = [];
+    let list = null;
+    const flushQuote = () => {
+      if (quote.length) out.push('<blockquote>' + quote.join('<br>') + '</blockquote>');
+      quote = [];
+    };
+    const flushList = () => {
+      if (list) out.push('<' + list.tag + '>' + list.items.map((i) => '<li>' + i + '</li>').join('') + '</' + list.tag + '>');
+      list = null;
+    };
+    const lines = [];
+    const flushLines = () => {
+      if (lines.length) out.push('<p>' + lines.join('<br>') + '</p>');
+      lines.length = 0;
+    };
+    for (const line of t.split('\n')) {
+      let m = line.match(/^&gt;\s?(.*)$/);
+      if (m) { flushLines(); flushList(); quote.push(m[1]); continue; }
+      flushQuote();
+      m = line.match(/^\s*(?:[•◦▪-]|\*) (.*)$/);
+      const n = m ? null : line.match(/^\s*\d+[.)] (.*)$/);
+      if (m || n) {
+        flushLines();
+        const tag = m ? 'ul' : 'ol';
+        if (!list || list.tag !== tag) { flushList(); list = { tag, items: [] }; }
+        list.items.push((m || n)[1]);
+        continue;
+      }
+      flushList();
+      lines.push(line);
+    }
+    flushLines(); flushQuote(); flushList();
+    return out.join('');
+  }
+
+  // Slack mrkdwn → HTML. Code, links and mentions are held aside as placeholders (\u0001N\u0001) while the rest
+  // is escaped and formatted, so no archive text is ever inserted unescaped.
+  function mrkdwn(text) {
+    const held = [];
+    const hold = (html) => '\u0001' + (held.push(html) - 1) + '\u0001';
+    let t = String(text || '').replace(/\u0001/g, '');
+    t = t.replace(/```([\s\S]*?)```/g, (_, c) => hold('<pre>' + esc(decode(c.replace(/^\n/, ''))) + '</pre>'));
+    t = t.replace(/`([^`\n]+)`/g, (_, c) => hold('<code>' + esc(decode(c)) + '</code>'));
+    t = t.replace(/<([^<>\n]+)>/g, (_, inner) => hold(special(inner)));
+    t = esc(decode(t));
+    t = t.replace(/:([a-z0-9_+'-]+):(?::skin-tone-\d:)?/gi, (m, n) => {
+      const e = emojiOf(n);
+      return e ? '<span class="emoji" title=":' + esc(n) + ':">' + e + '</span>' : m;
+    });
+    t = blocks(inline(t));
+    for (let i = 0; i < 3 && t.includes('\u0001'); i++) t = t.replace(/\u0001(\d+)\u0001/g, (_, i) => held[+i]);
+    return t;
+  }
+
+  // ---- dates ----
+  const tsDate = (ts) => new Date(parseFloat(ts) * 1000);
+  function dayKey(ts) {
+    const d = tsDate(ts);
+    return d.getFullYear() + '-' + String(d.getMonth() + 1).padStart(2, '0') + '-' + String(d.getDate()).padStart(2, '0');
+  }
+  const dayLabel = (ts) => tsDate(ts).toLocaleDateString(undefined, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
+  const timeLabel = (ts) => tsDate(ts).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+
+  // ---- avatars ----
+  function hue(id) {
+    let h = 0;
+    for (const ch of String(id)) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+    return h % 12;
+  }
+  function initials(name) {
+    const words = String(name).replace(/^[@#]/, '').split(/[\s._-]+/).filter(Boolean);
+    return ((words[0] || '?')[0] + (words.length > 1 ? words[words.length - 1][0] : '')).toUpperCase();
+  }
+
+  // ---- messages ----
+  const QUIET = new Set(['channel_join', 'channel_leave', 'channel_topic', 'channel_purpose', 'channel_name',
+    'group_join', 'group_leave', 'group_topic', 'group_purpose', 'group_name', 'channel_archive',
+    'channel_unarchive', 'pinned_item', 'unpinned_item']);
+
+  function author(m) {
+    if (m.user && S.users.has(m.user)) return { id: m.user, name: uname(m.user), bot: S.users.get(m.user).bot };
+    if (m.bot_profile || m.bot_id || m.subtype === 'bot_message') {
+      return { id: m.bot_id || m.username || 'bot', name: (m.bot_profile && m.bot_profile.name) || m.username || 'bot', bot: true };
+    }
+    const profile = m.user_profile || {};
+    return { id: m.user || '?', name: profile.display_name || profile.real_name || m.username || m.user || 'unknown', bot: false };
+  }
+
+  function fileSize(n) {
+    if (!n && n !== 0) return '';
+    const units = ['B', 'KB', 'MB', 'GB'];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i ? n.toFixed(1) : n) + ' ' + units[i];
+  }
+
+  function messageHTML(m, inThread) {
+    const a = author(m);
+    const quiet = QUIET.has(m.subtype);
+    const classes = ['msg'];
+    if (quiet) classes.push('quiet');
+    if (a.bot) classes.push('bot');
+    if (m.subtype === 'thread_broadcast') classes.push('broadcast');
+    const link = '#/' + S.conv + '/' + (inThread && m.thread_ts && m.thread_ts !== m.ts ? m.thread_ts : m.ts);
+    let h = '<article class="' + classes.join(' ') + '" id="' + (inThread ? 't-' : 'm-') + esc(m.ts) + '" data-ts="' +
+      esc(m.ts) + '" tabindex="-1">';
+    h += '<div class="av c' + hue(a.id) + '" aria-hidden="true">' + esc(initials(a.name)) + '</div><div class="body">';
+    h += '<div class="meta"><span class="name">' + esc(a.name) + '</span>';
+    if (a.bot) h += '<span class="badge">APP</span>';
+    h += '<a class="time" href="' + esc(link) + '" title="' + esc(tsDate(m.ts).toLocaleString()) + ' (link to this message)">' +
+      esc(timeLabel(m.ts)) + '</a></div>';
+    if (m.subtype === 'thread_broadcast') h += '<div class="note">replied to a thread</div>';
+    h += '<div class="text">' + mrkdwn(m.text);
+    if (m.edited) h += ' <span class="edited">(edited)</span>';
+    h += '</div>';
+    for (const att of m.attachments || []) {
+      const body = [att.pretext, att.title, att.text].filter(Boolean).join('\n') || att.fallback || '';
+      if (body) h += '<div class="attachment">' + mrkdwn(body) + '</div>';
+    }
+    if (m.files && m.files.length) {
+      h += '<ul class="files" aria-label="Files">';
+      for (const f of m.files) {
+        h += '<li><span class="ficon" aria-hidden="true">📄</span><span class="fname">' + esc(f.name || f.title || 'file') +
+          '</span> <span class="fsize">' + esc(fileSize(f.size)) + '</span></li>';
+      }
+      h += '</ul>';
+    }
+    if (m.reactions && m.reactions.length) {
+      h += '<div class="reactions">';
+      for (const r of m.reactions) {
+        const who = (r.users || []).map((u) => uname(u) || u).join(', ');
+        const glyph = emojiOf(r.name);
+        h += '<span class="reaction" tabindex="0" title="' + esc(who + ' reacted with :' + r.name + ':') + '" aria-label="' +
+          esc(r.name + ' ' + r.count + ': ' + who) + '">' + (glyph ? esc(glyph) : ':' + esc(r.name) + ':') +
+          ' <b>' + esc(r.count) + '</b></span>';
+      }
+      h += '</div>';
+    }
+    if (!inThread && m.reply_count && m.thread_ts === m.ts) {
+      h += '<button class="replies" data-thread="' + esc(m.ts) + '">' + esc(fmtNum(m.reply_count)) +
+        (m.reply_count === 1 ? ' reply' : ' replies') + '</button>';
+    }
+    return h + '</div></article>';
+  }
+
+  function node(html) {
+    const t = document.createElement('template');
+    t.innerHTML = html;
+    return t.content.firstElementChild;
+  }
+
+  // ---- sidebar ----
+  const GROUPS = [['channel', 'Channels'], ['private', 'Private channels'], ['dm', 'Direct messages'], ['mpim', 'Group messages']];
+
+  function convLabel(c) {
+    if (c.kind === 'dm' || c.kind === 'mpim') {
+      const others = (c.members || []).filter((u) => u !== S.me);
+      const names = (others.length ? others : c.members || []).map((u) => uname(u) || u);
+      return names.join(', ') || c.name;
+    }
+    return c.name;
+  }
+
+  function fuzzy(query, text) {
+    if (!query) return 0;
+    const q = query.toLowerCase();
+    const t = text.toLowerCase();
+    const at = t.indexOf(q);
+    if (at >= 0) return at === 0 ? 3 : 2;
+    let i = 0;
+    for (const ch of t) if (ch === q[i]) i++;
+    return i === q.length ? 1 : -1;
+  }
+
+  function renderSidebar() {
+    const q = $('filter').value.trim();
+    const list = $('convlist');
+    let h = '';
+    for (const [kind, title] of GROUPS) {
+      let items = S.convs.filter((c) => c.kind === kind).map((c) => ({ c, score: fuzzy(q, c.label) })).filter((x) => x.score >= 0);
+      if (q) items.sort((x, y) => y.score - x.score);
+      if (!items.length) continue;
+      h += '<h2>' + esc(title) + '</h2><ul>';
+      for (const { c } of items) {
+        const prefix = kind === 'channel' ? '#' : kind === 'private' ? '🔒' : kind === 'dm' ? '●' : '◆';
+        h += '<li><a class="conv' + (c.id === S.conv ? ' active' : '') + (c.is_archived ? ' archived' : '') + '" href="#/' +
+          esc(c.id) + '" data-id="' + esc(c.id) + '"' + (c.id === S.conv ? ' aria-current="page"' : '') + '><span class="prefix" aria-hidden="true">' +
+          prefix + '</span><span class="cname">' + esc(c.label) + '</span><span class="count" title="messages">' +
+          esc(fmtNum(c.count)) + '</span></a></li>';
+      }
+      h += '</ul>';
+    }
+    list.innerHTML = h || '<p class="none">No conversation matches.</p>';
+  }
+
+  // ---- timeline ----
+  function daySection(ts) {
+    const sec = document.createElement('section');
+    sec.className = 'day';
+    sec.dataset.day = dayKey(ts);
+    sec.innerHTML = '<h2 class="dayhead"><span>' + esc(dayLabel(ts)) + '</span></h2>';
+    return sec;
+  }
+
+  // Messages go in as runs of one day, each run made into markup at once (one parse per run, not per message).
+  function place(messages, where) {
+    const tl = $('timeline');
+    const runs = [];
+    for (const m of messages) {
+      const day = dayKey(m.ts);
+      const last = runs[runs.length - 1];
+      if (last && last.day === day) last.html.push(messageHTML(m, false));
+      else runs.push({ day, ts: m.ts, html: [messageHTML(m, false)] });
+    }
+    const fragment = (html) => {
+      const t = document.createElement('template');
+      t.innerHTML = html;
+      return t.content;
+    };
+    if (where === 'top') {
+      const oldHeight = tl.scrollHeight;
+      const oldTop = tl.scrollTop;
+      for (let i = runs.length - 1; i >= 0; i--) {
+        let sec = tl.querySelector('section.day');
+        if (!sec || sec.dataset.day !== runs[i].day) {
+          sec = daySection(runs[i].ts);
+          $('tlstart').after(sec);
+        }
+        sec.firstElementChild.after(fragment(runs[i].html.join('')));
+      }
+      tl.scrollTop = oldTop + (tl.scrollHeight - oldHeight);
+    } else {
+      for (const run of runs) {
+        let sec = tl.lastElementChild;
+        if (!sec || sec.tagName !== 'SECTION' || sec.dataset.day !== run.day) {
+          sec = daySection(run.ts);
+          tl.append(sec);
+        }
+        sec.append(fragment(run.html.join('')));
+      }
+    }
+    markStart();
+  }
+
+  function markStart() {
+    const c = S.byId.get(S.conv);
+    $('tlstart').textContent = S.before ? 'Loading older messages…' : c ? 'This is the very beginning of ' + c.title + '.' : '';
+  }
+
+  async function page(direction) {
+    const cursor = direction === 'top' ? S.before : S.after;
+    if (!cursor || S.loading) return;
+    const gen = S.gen;
+    S.loading = true;
+    try {
+      const r = await api('slackindex.timeline', { channel: S.conv, cursor, limit: PAGE });
+      if (gen !== S.gen) return;
+      if (direction === 'top') S.before = r.before; else S.after = r.after;
+      place(r.messages, direction);
+    } finally {
+      if (gen === S.gen) S.loading = false;
+    }
+    nearEdge();
+  }
+
+  function nearEdge() {
+    const tl = $('timeline');
+    if (S.loading || S.mode !== 'conv') return;
+    if (tl.scrollTop < 800 && S.before) page('top');
+    else if (tl.scrollHeight - tl.scrollTop - tl.clientHeight < 800 && S.after) page('bottom');
+  }
+
+  function showMode(mode) {
+    S.mode = mode;
+    $('conv').hidden = mode !== 'conv';
+    $('results').hidden = mode !== 'search';
+    $('home').hidden = mode !== 'home';
+    document.body.classList.remove('nav-open');
+  }
+
+  // The conversation's first page; `early` is that request already under way (started with the page's others).
+  async function openConv(id, ts, early) {
+    const gen = ++S.gen;
+    S.conv = id;
+    S.loading = true;
+    S.sel = null;
+    showMode('conv');
+    renderSidebar();
+    const c = S.byId.get(id);
+    $('title').textContent = c ? c.title : id;
+    $('topic').textContent = '';
+    document.title = (c ? c.title : id) + ' · slackindex';
+    const tl = $('timeline');
+    let r;
+    try {
+      r = await (early || firstPage(id, ts));
+    } catch (e) {
+      if (gen !== S.gen) return;
+      S.loading = false;
+      S.before = S.after = '';
+      tl.replaceChildren($('tlstart'));
+      $('title').textContent = 'Conversation not found';
+      $('tlstart').textContent = e.code === 'channel_not_found'
+        ? 'This conversation does not exist in the archive, or your token may not read it.'
+        : 'Could not load this conversation (' + e.code + ').';
+      return;
+    }
+    if (gen !== S.gen) return;
+    S.before = r.before;
+    S.after = r.after;
+    tl.replaceChildren($('tlstart'));
+    place(r.messages, 'bottom');
+    if (!S.painted) {
+      // First useful paint: the frame after the first messages were placed (ms since the navigation started).
+      S.painted = true;
+      requestAnimationFrame(() => requestAnimationFrame(() => { document.body.dataset.paint = Math.round(performance.now()); }));
+    }
+    if (ts && r.anchor) {
+      const el = $('m-' + r.anchor);
+      if (el) {
+        el.classList.add('linked');
+        el.scrollIntoView({ block: 'center' });
+        select(el, false);
+      }
+    } else {
+      tl.scrollTop = tl.scrollHeight;
+    }
+    S.loading = false;
+    if (S.pendingThread) {
+      const [parent, reply] = S.pendingThread;
+      S.pendingThread = null;
+      openThread(parent, reply);
+    }
+    setTimeout(nearEdge, 50);
+  }
+
+  function firstPage(id, ts) {
+    return api('slackindex.timeline', ts ? { channel: id, around: ts, limit: PAGE * 2 } : { channel: id, limit: PAGE * 2 });
+  }
+
+  // ---- thread panel ----
+  async function openThread(ts, highlight) {
+    S.thread = { ts, cursor: '', channel: S.conv, first: true, loading: false, highlight };
+    $('thread').hidden = false;
+    document.body.classList.add('thread-open');
+    $('threadlist').replaceChildren();
+    await moreThread();
+    $('closethread').focus({ preventScroll: true });
+  }
+
+  async function moreThread() {
+    const t = S.thread;
+    if (!t || t.loading || (!t.first && !t.cursor)) return;
+    t.loading = true;
+    const params = { channel: t.channel, ts: t.ts, limit: PAGE };
+    if (t.cursor) params.cursor = t.cursor;
+    try {
+      const r = await api('conversations.replies', params);
+      if (S.thread !== t) return;
+      const list = $('threadlist');
+      const messages = t.first ? r.messages : r.messages.slice(1);
+      for (const m of messages) list.append(node(messageHTML(m, true)));
+      if (t.first && r.messages.length) {
+        const n = r.messages[0].reply_count || r.messages.length - 1;
+        list.firstElementChild.insertAdjacentHTML('afterend', '<p class="replycount">' + esc(fmtNum(n)) + (n === 1 ? ' reply' : ' replies') + '</p>');
+      }
+      t.first = false;
+      t.cursor = (r.response_metadata && r.response_metadata.next_cursor) || '';
+      if (t.highlight) {
+        const el = $('t-' + t.highlight);
+        if (el) { el.classList.add('linked'); el.scrollIntoView({ block: 'center' }); t.highlight = null; }
+      }
+    } finally {
+      t.loading = false;
+    }
+  }
+
+  function closeThread() {
+    S.thread = null;
+    $('thread').hidden = true;
+    document.body.classList.remove('thread-open');
+  }
+
+  // ---- search ----
+  function searchLabel(match) {
+    const ch = match.channel || {};
+    const c = S.byId.get(ch.id);
+    return c ? c.title : ch.is_im ? '@' + (uname(ch.name) || ch.name) : '#' + (ch.name || ch.id);
+  }
+
+  // One search in flight at a time (the server admits two per token): a query typed meanwhile runs as soon as the
+  // one in flight answers, and only the latest of them.
+  let searching = false;
+  let searchNext = 0;
+  async function runSearch(pageNumber) {
+    if (searching) { searchNext = pageNumber; return; }
+    searching = true;
+    try {
+      await search(pageNumber);
+    } finally {
+      searching = false;
+      if (searchNext) { const next = searchNext; searchNext = 0; runSearch(next); }
+    }
+  }
+
+  async function search(pageNumber) {
+    const q = $('q').value.trim();
+    if (!q) { if (S.mode === 'search') showMode(S.conv ? 'conv' : 'home'); return; }
+    const gen = ++S.sgen;
+    S.page = pageNumber;
+    const started = performance.now();
+    let r;
+    try {
+      r = await api('search.messages', { query: q, highlight: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc' });
+    } catch (e) {
+      if (gen !== S.sgen) return;
+      showMode('search');
+      $('summary').textContent = 'Search failed: ' + e.code;
+      $('hits').replaceChildren();
+      $('pager').replaceChildren();
+      return;
+    }
+    if (gen !== S.sgen) return;
+    showMode('search');
+    const took = Math.round(performance.now() - started);
+    const total = r.messages.total;
+    $('summary').textContent = total ? fmtNum(total) + (total === 1 ? ' result' : ' results') + ' for “' + q + '” (' + took + ' ms)' : 'No results for “' + q + '”.';
+    $('summary').dataset.ms = took;
+    let h = '';
+    for (const m of r.messages.matches) {
+      const reply = m.thread_ts && m.thread_ts !== m.ts;
+      const href = '#/' + m.channel.id + '/' + (reply ? m.thread_ts + '/' + m.ts : m.ts);
+      const marked = mrkdwn(m.text).replace(/\uE000/g, '<mark>').replace(/\uE001/g, '</mark>');
+      h += '<li><a class="hit" href="' + esc(href) + '"><div class="hmeta"><span class="hconv">' + esc(searchLabel(m)) +
+        '</span> · <span class="name">' + esc(uname(m.user) || m.username || '') + '</span> · <time>' + esc(tsDate(m.ts).toLocaleString()) +
+        '</time>' + (reply ? ' · <span class="note">in a thread</span>' : '') + (m.source ? ' · <span class="source">' + esc(m.source) + '</span>' : '') +
+        '</div><div class="snip">' + marked + '</div></a></li>';
+    }
+    $('hits').innerHTML = h;
+    const pages = r.messages.paging.pages;
+    let p = '';
+    if (pages > 1) {
+      p += '<button data-page="' + (pageNumber - 1) + '"' + (pageNumber <= 1 ? ' disabled' : '') + '>← Previous</button>';
+      p += '<span>Page ' + pageNumber + ' of ' + fmtNum(pages) + '</span>';
+      p += '<button data-page="' + (pageNumber + 1) + '"' + (pageNumber >= Math.min(pages, 100) ? ' disabled' : '') + '>Next →</button>';
+    }
+    $('pager').innerHTML = p;
+  }
+
+  // A filter chip writes Slack's syntax into the box: `prefix:value` replaces any earlier one.
+  function writeFilter(prefix, value) {
+    const re = new RegExp('(^|\\s)' + prefix + ':("[^"]*"|\\S+)', 'g');
+    let q = $('q').value.replace(re, ' ').replace(/\s+/g, ' ').trim();
+    if (value) q = (q ? q + ' ' : '') + prefix + ':' + value;
+    $('q').value = q;
+    runSearch(1);
+  }
+
+  function fillFilters() {
+    let h = '<option value="">Any conversation</option>';
+    for (const c of S.convs) {
+      if (c.kind === 'channel' || c.kind === 'private') h += '<option value="#' + esc(c.name) + '">#' + esc(c.name) + '</option>';
+    }
+    for (const c of S.convs) {
+      if (c.kind === 'dm') {
+        const other = (c.members || []).find((u) => u !== S.me);
+        const handle = other && S.users.get(other);
+        if (handle) h += '<option value="@' + esc(handle.handle) + '">' + esc(c.label) + '</option>';
+      }
+    }
+    $('f-in').innerHTML = h;
+    let people = '';
+    for (const [, u] of S.users) people += '<option value="@' + esc(u.handle) + '">' + esc(u.label) + '</option>';
+    $('people').innerHTML = people;
+  }
+
+  // ---- selection and keys ----
+  function select(el, scroll) {
+    if (S.sel) S.sel.classList.remove('sel');
+    S.sel = el;
+    if (!el) return;
+    el.classList.add('sel');
+    el.focus({ preventScroll: true });
+    if (scroll) el.scrollIntoView({ block: 'nearest' });
+  }
+
+  function move(step) {
+    if (S.mode === 'search') {
+      const hits = [...document.querySelectorAll('#hits a.hit')];
+      if (!hits.length) return;
+      const i = hits.indexOf(document.activeElement);
+      hits[Math.max(0, Math.min(hits.length - 1, i < 0 ? 0 : i + step))].focus();
+      return;
+    }
+    const items = [...document.querySelectorAll('#timeline article.msg')];
+    if (!items.length) return;
+    let i = items.indexOf(S.sel);
+    if (i < 0) {
+      const top = $('timeline').getBoundingClientRect();
+      i = items.findIndex((el) => el.getBoundingClientRect().bottom > top.bottom) - 1;
+      if (i < 0) i = items.length - 1;
+    } else {
+      i = Math.max(0, Math.min(items.length - 1, i + step));
+    }
+    select(items[i], true);
+  }
+
+  function onKey(e) {
+    const typing = /^(INPUT|SELECT|TEXTAREA)$/.test((document.activeElement || {}).tagName);
+    if ((e.key === 'k' && (e.ctrlKey || e.metaKey)) || (e.key === '/' && !typing)) {
+      e.preventDefault();
+      $('q').focus();
+      $('q').select();
+      return;
+    }
+    if (e.key === 'Escape') {
+      if (!$('thread').hidden) closeThread();
+      else if (typing) document.activeElement.blur();
+      else if (S.mode === 'search' && S.conv) showMode('conv');
+      return;
+    }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === 'j' || e.key === 'ArrowDown') { e.preventDefault(); move(1); }
+    else if (e.key === 'k' || e.key === 'ArrowUp') { e.preventDefault(); move(-1); }
+    else if (e.key === 'Enter' && S.sel) {
+      const b = S.sel.querySelector('.replies');
+      if (b) openThread(b.dataset.thread);
+    }
+  }
+
+  // ---- routing: #/C123, #/C123/TS, #/C123/THREAD_TS/REPLY_TS ----
+  const ROUTE = /^\/([A-Z0-9]+)(?:\/(\d+\.\d+))?(?:\/(\d+\.\d+))?$/;
+
+  function route(early) {
+    const h = decodeURIComponent(location.hash.slice(1));
+    const m = h.match(ROUTE);
+    if (!m) {
+      showMode(S.conv ? 'conv' : 'home');
+      return;
+    }
+    closeThread();
+    if (m[3]) S.pendingThread = [m[2], m[3]];
+    openConv(m[1], m[2], early);
+  }
+
+  // ---- start ----
+  async function loadUsers() {
+    let cursor = '';
+    do {
+      const r = await api('users.list', cursor ? { limit: 1000, cursor } : { limit: 1000 });
+      for (const u of r.members) {
+        const p = u.profile || {};
+        S.users.set(u.id, { handle: u.name, label: p.display_name || u.real_name || p.real_name || u.name || u.id, bot: !!u.is_bot });
+      }
+      cursor = (r.response_metadata && r.response_metadata.next_cursor) || '';
+    } while (cursor);
+  }
+
+  async function loadEmoji() {
+    const r = await fetch('/ui/emoji.txt', { credentials: 'same-origin' });
+    for (const line of (await r.text()).split('\n')) {
+      const sp = line.indexOf(' ');
+      if (sp > 0) S.emoji.set(line.slice(0, sp), line.slice(sp + 1));
+    }
+  }
+
+  function wire() {
+    $('timeline').addEventListener('scroll', nearEdge, { passive: true });
+    $('threadlist').addEventListener('scroll', () => {
+      const l = $('threadlist');
+      if (l.scrollHeight - l.scrollTop - l.clientHeight < 400) moreThread();
+    }, { passive: true });
+    $('main').addEventListener('click', (e) => {
+      const b = e.target.closest('button.replies');
+      if (b) openThread(b.dataset.thread);
+      const p = e.target.closest('#pager button');
+      if (p && !p.disabled) runSearch(+p.dataset.page);
+      const msg = e.target.closest('#timeline article.msg');
+      if (msg && !e.target.closest('a,button')) select(msg, false);
+    });
+    $('closethread').addEventListener('click', closeThread);
+    $('filter').addEventListener('input', renderSidebar);
+    $('filter').addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        const first = document.querySelector('#convlist a.conv');
+        if (first) location.hash = first.getAttribute('href');
+      }
+    });
+    let timer = 0;
+    $('q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => runSearch(1), 40); });
+    $('searchform').addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); runSearch(1); });
+    $('sort').addEventListener('change', () => runSearch(1));
+    $('f-in').addEventListener('change', () => writeFilter('in', $('f-in').value));
+    $('f-from').addEventListener('change', () => writeFilter('from', $('f-from').value.trim()));
+    $('f-after').addEventListener('change', () => writeFilter('after', $('f-after').value));
+    $('f-before').addEventListener('change', () => writeFilter('before', $('f-before').value));
+    $('jump').addEventListener('change', () => {
+      const v = $('jump').value;
+      if (!v || !S.conv) return;
+      const [y, mo, d] = v.split('-').map(Number);
+      const seconds = Math.floor(new Date(y, mo - 1, d).getTime() / 1000);
+      location.hash = '#/' + S.conv + '/' + seconds + '.000000';
+    });
+    $('menu').addEventListener('click', () => document.body.classList.toggle('nav-open'));
+    document.addEventListener('keydown', onKey);
+    window.addEventListener('hashchange', () => route());
+  }
+
+  async function start() {
+    wire();
+    // A linked conversation's first page is asked for with everything else (one round trip, not two).
+    const linked = decodeURIComponent(location.hash.slice(1)).match(ROUTE);
+    const early = linked ? firstPage(linked[1], linked[2]) : null;
+    if (early) early.catch(() => {});
+    const [auth, convs] = await Promise.all([api('auth.test'), api('slackindex.conversations'), loadUsers(), loadEmoji()]);
+    S.me = auth.user_id;
+    $('who').textContent = uname(S.me) || auth.user || 'archive owner';
+    S.convs = convs.conversations;
+    for (const c of S.convs) {
+      c.label = convLabel(c);
+      c.title = c.kind === 'channel' || c.kind === 'private' ? '#' + c.name : c.label;
+      S.byId.set(c.id, c);
+    }
+    S.convs.sort((a, b) => a.label.localeCompare(b.label));
+    renderSidebar();
+    // The search chips' lists (every person) are filled after the conversation is shown, not before.
+    setTimeout(fillFilters, 0);
+    document.body.classList.add('ready');
+    if (location.hash.length > 2) route(early);
+    else {
+      const general = S.convs.find((c) => c.kind === 'channel' && c.name === 'general') || S.convs.find((c) => c.kind === 'channel');
+      if (general) location.replace('#/' + general.id);
+      else showMode('home');
+    }
+  }
+
+  start().catch((e) => {
+    $('homemsg').textContent = 'The archive could not be loaded: ' + (e.code || e.message);
+    showMode('home');
+  });
+})();
+"""#
+}

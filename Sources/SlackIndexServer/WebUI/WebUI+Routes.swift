@@ -1,0 +1,146 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+import SlackIndex
+
+/// A file the UI serves from the binary, with its gzipped form made once.
+struct WebAsset: Sendable {
+    let contentType: String
+    let plain: ByteBuffer
+    let gzipped: ByteBuffer?
+
+    init(_ text: String, type: String) {
+        contentType = type
+        let bytes = Array(text.utf8)
+        plain = ByteBuffer(bytes: bytes)
+        gzipped = bytes.count >= Gzip.minimumBytes ? Gzip.compress(bytes, level: 9).map { ByteBuffer(bytes: $0) } : nil
+    }
+
+    static let script = WebAsset(WebAssets.script, type: "text/javascript; charset=utf-8")
+    static let styles = WebAsset(WebAssets.styles, type: "text/css; charset=utf-8")
+    static let page = WebAsset(WebAssets.page, type: "text/html; charset=utf-8")
+    static let emoji = WebAsset(standardEmojiTable, type: "text/plain; charset=utf-8")
+}
+
+extension WebUI {
+    /// The policy of every UI answer: only this server's own script, styles and API; no inline script or style,
+    /// no frames, no other origin.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    /// The headers every UI answer carries.
+    static func securityHeaders(type: String) -> HTTPFields {
+        var fields: HTTPFields = [
+            .contentType: type,
+            .contentSecurityPolicy: contentSecurityPolicy,
+            .xContentTypeOptions: "nosniff",
+            .cacheControl: "no-cache",
+            .vary: "Accept-Encoding, Cookie",
+        ]
+        if let referrer = HTTPField.Name("Referrer-Policy") { fields[referrer] = "no-referrer" }
+        return fields
+    }
+
+    /// Adds `/`, `/ui/app.js`, `/ui/app.css`, `/ui/emoji.txt`, `/ui/signin` (GET with a one-time code, POST with
+    /// a token) and `/ui/signout` to `router`.
+    func addRoutes(to router: Router<BasicRequestContext>, api: SlackAPI) {
+        router.get("/") { request, _ in try await self.home(request, api: api) }
+        router.get("/ui/app.js") { request, _ in WebUI.serve(.script, for: request) }
+        router.get("/ui/app.css") { request, _ in WebUI.serve(.styles, for: request) }
+        router.get("/ui/emoji.txt") { request, _ in WebUI.serve(.emoji, for: request) }
+        router.get("/ui/signin") { request, _ in self.redeem(request) }
+        router.post("/ui/signin") { request, _ in try await self.signIn(request, api: api) }
+        router.post("/ui/signout") { request, _ in
+            self.endSession(cookieHeader: request.headers[.cookie])
+            return WebUI.redirect(cookie: "\(WebUI.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+        }
+    }
+
+    /// `/`: the app for a signed-in browser, else the sign-in form.
+    private func home(_ request: Request, api: SlackAPI) async throws -> Response {
+        let signedIn: Bool
+        switch caller(cookieHeader: request.headers[.cookie]) {
+        case .record: signedIn = true
+        case .presented(let token):
+            signedIn = (try? await NIOThreadPool.singleton.runIfActive { try api.archive.verifyToken(token) }) != nil
+        case nil: signedIn = false
+        }
+        return signedIn ? WebUI.serve(.page, for: request) : WebUI.signInPage(error: nil, status: .ok)
+    }
+
+    /// `POST /ui/signin` with `token=…`: a session for a token of the archive.
+    private func signIn(_ request: Request, api: SlackAPI) async throws -> Response {
+        var request = request
+        let body = try await request.collectBody(upTo: 64 << 10)
+        let token = APIParameters.form(String(buffer: body))["token"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let record = try? await NIOThreadPool.singleton.runIfActive { try api.archive.verifyToken(token) }
+        guard record != nil else {
+            return WebUI.signInPage(error: "That is not a token of this archive.", status: .unauthorized)
+        }
+        return WebUI.redirect(cookie: WebUI.sessionCookie(startSession(.token(token))))
+    }
+
+    /// `GET /ui/signin?code=…`: the owner's one-time link.
+    private func redeem(_ request: Request) -> Response {
+        let code = APIParameters.form(request.uri.query ?? "")["code"] ?? ""
+        guard let record = redeem(code: code) else {
+            return WebUI.signInPage(
+                error: "That sign-in link was used already or has expired: start serve --open again, or sign in with a token.",
+                status: .unauthorized)
+        }
+        return WebUI.redirect(cookie: WebUI.sessionCookie(startSession(.owner(record))))
+    }
+
+    static func sessionCookie(_ id: String) -> String {
+        "\(cookieName)=\(id); Path=/; HttpOnly; SameSite=Strict"
+    }
+
+    /// A 303 to `/` that sets `cookie`.
+    static func redirect(cookie: String) -> Response {
+        var headers = securityHeaders(type: "text/plain; charset=utf-8")
+        headers[.location] = "/"
+        headers[.setCookie] = cookie
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// The sign-in form, with `error` (a fixed sentence of ours, escaped all the same) under it.
+    static func signInPage(error: String?, status: HTTPResponse.Status) -> Response {
+        let page = WebAssets.signIn.replacingOccurrences(of: "{{error}}", with: HTMLText.escape(error ?? ""))
+        return Response(
+            status: status, headers: securityHeaders(type: "text/html; charset=utf-8"),
+            body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+    }
+
+    /// An asset, gzipped when the client accepts it.
+    static func serve(_ asset: WebAsset, for request: Request) -> Response {
+        var headers = securityHeaders(type: asset.contentType)
+        if let gzipped = asset.gzipped, Gzip.accepted(request.headers[.acceptEncoding]) {
+            headers[.contentEncoding] = "gzip"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: gzipped))
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: asset.plain))
+    }
+}
+
+/// Text made safe to put into HTML.
+enum HTMLText {
+    /// `&`, `<`, `>`, `"` and `'` as character references.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

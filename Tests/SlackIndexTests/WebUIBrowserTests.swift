@@ -1,0 +1,206 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// `serve`'s web UI flags as users run them: `--ui off`, `--open` and their checks.
+@Suite struct WebUICLITests {
+    /// Starts `serve` and reads `lines` lines of what it prints.
+    static func serve(db: String, extra: [String], lines: Int) throws -> (ServeCLITests.Server, [String], Pipe) {
+        let (process, out, err) = try CLITests.launch(
+            executable: try #require(CLITests.binary, "build the slackindex executable first"),
+            ["--db", db, "serve", "--listen", "127.0.0.1:0"] + extra)
+        var text = Data()
+        while text.filter({ $0 == UInt8(ascii: "\n") }).count < lines {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        let printed = String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init)
+        let url = printed.first.flatMap { $0.components(separatedBy: " at ").last } ?? ""
+        return (ServeCLITests.Server(process: process, url: url, stderr: err), printed, out)
+    }
+
+    static func get(_ url: String, cookie: String? = nil) async throws -> (status: UInt, setCookie: String?, body: String) {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        defer { _ = http.shutdown() }
+        var request = HTTPClientRequest(url: url)
+        if let cookie { request.headers.add(name: "Cookie", value: cookie) }
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, response.headers.first(name: "Set-Cookie"), String(buffer: body))
+    }
+
+    @Test func openPrintsAOneTimeSignInLink() async throws {
+        let db = try ServeCLITests.importSample()
+        let (server, lines, _) = try Self.serve(db: db, extra: ["--open"], lines: 3)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines[0].hasPrefix("Serving \(db) at http://127.0.0.1:") && lines[0].hasSuffix("/api/"))
+        let base = String(server.url.dropLast("api/".count))
+        #expect(lines[1] == "Web UI at \(base)")
+        let link = try #require(lines.last?.components(separatedBy: "Sign in once at ").last)
+        #expect(link.hasPrefix(base + "ui/signin?code="))
+        let first = try await Self.get(link)
+        #expect(first.status == 303)
+        let cookie = try #require(first.setCookie?.split(separator: ";").first.map(String.init))
+        let page = try await Self.get(base, cookie: cookie)
+        #expect(page.body.contains("/ui/app.js"))
+        let again = try await Self.get(link)
+        #expect(again.status == 401 && again.setCookie == nil, "the link works once")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func uiOffServesTheAPIAlone() async throws {
+        let db = try ServeCLITests.importSample()
+        let (server, lines, out) = try Self.serve(db: db, extra: ["--ui", "off"], lines: 1)
+        #expect(lines.count == 1)
+        let base = String(server.url.dropLast("api/".count))
+        #expect(try await Self.get(base).status == 404)
+        #expect(try await Self.get(base + "ui/app.js").status == 404)
+        #expect(try await Self.get(server.url + "auth.test").body.contains("not_authed"))
+        #expect(server.stop() == 0)
+        let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(!(lines.joined() + rest).contains("Web UI"), "no UI line: \(lines) \(rest)")
+    }
+
+    @Test(arguments: [
+        (["--open", "--ui", "off"], "--open signs in to the web UI: it needs --ui on."),
+        (["--open", "--listen", "0.0.0.0:8080"], "--open prints a sign-in link with an admin's view"),
+        (["--ui", "maybe"], "--ui"),
+    ])
+    func flagsAreChecked(arguments: [String], message: String) throws {
+        let run = try CLITests.run(["serve"] + arguments)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+    }
+}
+
+/// The web UI in a real browser: `scripts/web_ui_browser.py` drives headless Chromium through selenium against
+/// `slackindex serve` on sample-data plus messages that carry markup.
+///
+/// Runs when python3 has selenium and chromedriver is on the PATH; with `SLACKINDEX_REQUIRE_BROWSER=1` (CI) it
+/// always runs and fails when they are missing. Screenshots go to `SLACKINDEX_SCREENSHOTS` (a folder; the
+/// README's are made with `SLACKINDEX_SCREENSHOTS=docs`), else to a temporary folder.
+@Suite struct WebUIBrowserTests {
+    static let required = ProcessInfo.processInfo.environment["SLACKINDEX_REQUIRE_BROWSER"] == "1"
+    static let available: Bool =
+        (try? SlackSDKClientTests.python(["-c", "import selenium"]).status) == 0
+        && ((try? CLITests.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["which", "chromedriver"]).status) == 0)
+
+    /// Messages whose text is markup: they must show as text.
+    static let xss = [
+        ("1716000000.000100", "<script>alert(1)</script>"),
+        ("1716000000.000200", "<img src=x onerror=document.body.dataset.xss=1>"),
+        ("1716000000.000300", "&lt;img src=x onerror=document.body.dataset.xss=2&gt; and <javascript:alert(1)|click>"),
+    ]
+
+    /// Messages that carry what the timeline renders: mrkdwn, a mention, @here, an emoji, an edit, a reaction, a
+    /// file; an app's message; a join; a thread broadcast.
+    static func rendered(user: String) -> [[String: Any]] {
+        [
+            [
+                "type": "message", "user": user, "ts": "1716000000.000401",
+                "text": "*bold* _slanted_ ~gone~ `code` <https://example.com/x|a link> <@\(APIFixture.dmMembers[1])> <!here> :tada:",
+                "edited": ["user": user, "ts": "1716000001.000000"],
+                "reactions": [["name": "tada", "count": 2, "users": APIFixture.dmMembers]],
+                "files": [["id": "F0UITEST", "name": "report.pdf", "size": 123_456]],
+            ],
+            ["type": "message", "subtype": "bot_message", "bot_id": "B0UITEST", "username": "deploybot",
+             "ts": "1716000000.000402", "text": "Deployed"],
+            ["type": "message", "subtype": "channel_join", "user": user, "ts": "1716000000.000403",
+             "text": "<@\(user)> has joined the channel"],
+        ]
+    }
+
+    /// sample-data, plus the XSS and rendering messages as an API page for #general.
+    static func archive(general: String) throws -> String {
+        let db = try ServeCLITests.importSample()
+        let folder = TestSupport.temporaryDirectory().appendingPathComponent(general)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let user = APIFixture.dmMembers[0]
+        let messages = xss.map { ts, text in ["type": "message", "user": user, "ts": ts, "text": text] as [String: Any] }
+        let page: [String: Any] = ["ok": true, "messages": messages + rendered(user: user), "has_more": false]
+        try JSONSerialization.data(withJSONObject: page).write(to: folder.appendingPathComponent("history.json"))
+        let imported = try CLITests.run(["--db", db, "import", folder.path, "--quiet"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        return db
+    }
+
+    @Test(.enabled(if: required || available, "needs python3 with selenium and chromium-driver"))
+    func signInReadScrollThreadSearchLinksAndAccess() async throws {
+        let check = try SlackSDKClientTests.python(["-c", "import selenium"])
+        try #require(check.status == 0, "SLACKINDEX_REQUIRE_BROWSER=1 but selenium is missing: \(check.stderr)")
+        let general = try APIFixture.conversationID(folder: "general")
+        let marketing = try APIFixture.conversationID(folder: "marketing")
+        let db = try Self.archive(general: general)
+        let member = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
+            .trimmingCharacters(in: .newlines)
+        let outsider = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.outsider]).stdout
+            .trimmingCharacters(in: .newlines)
+
+        let history = Array(try APIFixture.exportHistory(folder: "marketing").reversed())
+        let oracle = try SampleOracle(folder: TestSupport.sampleFolder)
+        let visible = Set(oracle.conversations.filter { $0.kind == "channel" || $0.members.contains(APIFixture.outsider) }.map(\.id))
+        let seenWords = Set(oracle.messages.filter { visible.contains($0.conversationID) }.flatMap(\.tokens))
+        let dmMessages = oracle.messages.filter { $0.conversationID == APIFixture.dm && $0.threadTS == nil }
+        let hiddenWord = try #require(
+            dmMessages.flatMap(\.tokens).filter { $0.count > 4 && !seenWords.contains($0) && $0.allSatisfy(\.isLetter) }.min())
+        let spec: [String: Any] = [
+            "member": member, "outsider": outsider, "channel": marketing, "channel_name": "marketing",
+            "middle": history[history.count / 2], "thread_channel": general, "thread": "1716185438.024538",
+            "query": "exception", "filter": "general", "xss": Self.xss.map { [general, $0.0] },
+            "rendered": "1716000000.000401",
+            "hidden": APIFixture.dm, "hidden_ts": try #require(dmMessages.first?.ts), "hidden_word": hiddenWord,
+        ]
+        let shots = ProcessInfo.processInfo.environment["SLACKINDEX_SCREENSHOTS"].map {
+            URL(fileURLWithPath: $0, relativeTo: TestSupport.root).path
+        } ?? TestSupport.temporaryDirectory().path
+
+        let server = try ServeCLITests.serve(db: db)
+        let base = String(server.url.dropLast("api/".count))
+        let script = TestSupport.root.appendingPathComponent("scripts/web_ui_browser.py").path
+        let specText = String(decoding: try JSONSerialization.data(withJSONObject: spec), as: UTF8.self)
+        let run = try SlackSDKClientTests.python([script, base, specText, shots])
+        #expect(server.stop() == 0)
+        try #require(run.status == 0, "\(run.stderr)")
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+
+        // The member is in public channels and DMs only: no private channel, no group DM.
+        #expect(out["sidebar_groups"] as? [String] == ["Channels", "Direct messages"])
+        #expect(out["first_page"] as? Int == 100)
+        #expect(out["pages_back"] as? [Int] == [50, 50, 50])
+        #expect((out["forward_page"] as? Int ?? 0) > 0)
+        #expect(out["reply_button"] as? String == "\(try Self.replyCount(general: general)) replies")
+        #expect((out["thread_messages"] as? Int ?? 0) > 1)
+        #expect((out["search_query"] as? String)?.hasSuffix("exception in:#general") == true)
+        #expect((out["search_filtered"] as? Int ?? 0) > 0)
+        #expect((out["search_filtered"] as? Int ?? 0) <= (out["search_all"] as? Int ?? 0))
+        #expect((out["outsider_link"] as? String)?.contains("may not read it") == true)
+        #expect(out["console_errors"] as? [String] == [], "\(out["console_errors"] ?? "")")
+        let rendered = try #require(out["rendered"] as? [String: Any])
+        #expect(rendered["html"] as? String == "<b>bold</b> <i>slanted</i> <s>gone</s> <code>code</code>")
+        #expect(rendered["link"] as? String == "https://example.com/x")
+        #expect(rendered["mention"] as? String == "@Matthew Thompson")
+        #expect(rendered["here"] as? String == "@here")
+        #expect(rendered["emoji"] as? String == "🎉")
+        #expect(rendered["edited"] as? Bool == true)
+        #expect(rendered["reaction"] as? String == "🎉 2")
+        #expect((rendered["reacted"] as? String)?.contains("Matthew Thompson") == true)
+        #expect(rendered["file"] as? String == "📄report.pdf 120.6 KB")
+        #expect(rendered["bot"] as? String == "deploybotAPP", "the app's name and its badge")
+        #expect(rendered["join_quiet"] as? Bool == true)
+        for name in ["ui-desktop.png", "ui-phone.png"] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: shots).appendingPathComponent(name))
+            #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]) && data.count > 10_000, "\(name)")
+        }
+        print("web UI in the browser: first paint \(out["paint_ms"] ?? "?") ms, search \(out["search_ms"] ?? "?") ms")
+    }
+
+    /// The reply count of the thread the test opens, from the export.
+    static func replyCount(general: String) throws -> Int {
+        try APIFixture.exportMessages(folder: "general").filter {
+            $0["thread_ts"] as? String == "1716185438.024538" && $0["ts"] as? String != "1716185438.024538"
+        }.count
+    }
+}
