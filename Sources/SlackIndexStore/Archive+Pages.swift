@@ -120,24 +120,25 @@ extension Archive {
         }
         try writer.flushCounts()
         for page in pages {
-            let conversation = page.conversationRowID
-            if let span = page.span {
-                try Archive.recordPage(
-                    conversationRowID: conversation, newest: span.newest, oldestKey: span.oldestKey,
-                    nextKey: span.nextKey, cursor: span.cursor, in: db)
+            try recordSpan(of: page, in: db)
+            for key in page.deletions {
+                try Archive.delete(conversationRowID: page.conversationRowID, tsKey: key, in: db)
             }
-            for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
         }
         return counts
     }
 
+    /// Records the page's span, when it has one, for gap reports.
+    private static func recordSpan(of page: PageWrite, in db: Database) throws {
+        guard let span = page.span else { return }
+        try Archive.recordPage(
+            conversationRowID: page.conversationRowID, newest: span.newest, oldestKey: span.oldestKey,
+            nextKey: span.nextKey, cursor: span.cursor, in: db)
+    }
+
     private static func write(_ page: PageWrite, in db: Database) throws -> WriteCounts {
         let conversation = page.conversationRowID
-        if let span = page.span {
-            try Archive.recordPage(
-                conversationRowID: conversation, newest: span.newest, oldestKey: span.oldestKey,
-                nextKey: span.nextKey, cursor: span.cursor, in: db)
-        }
+        try recordSpan(of: page, in: db)
         var counts = WriteCounts()
         counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
         var writer = try MessageWriter(db)

@@ -18,10 +18,10 @@ enum Gzip {
         else { return nil }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 32)
-        var input = bytes
-        let status = input.withUnsafeMutableBufferPointer { source in
+        // zlib only reads through next_in (its C type is not const): the bytes are lent, not copied.
+        let status = bytes.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { target in
-                stream.next_in = source.baseAddress
+                stream.next_in = source.baseAddress.map { UnsafeMutablePointer(mutating: $0) }
                 stream.avail_in = UInt32(source.count)
                 stream.next_out = target.baseAddress
                 stream.avail_out = UInt32(target.count)
