@@ -5,7 +5,8 @@ Usage: web_ui_browser.py BASE_URL SPEC_JSON SCREENSHOT_DIR
 
 SPEC_JSON names the tokens and the archive's data the checks use (written by WebUIBrowserTests):
   member, outsider: tokens; channel: a long public channel; middle: a ts in it; thread_channel, thread: a thread
-  parent; query: a word; filter: a channel name (for the in: chip); xss: [[channel, ts], ...];
+  parent; long_thread: a thread parent with over two pages of replies;
+  query: a word with more than a page (20) of results; filter: a channel name (for the in: chip); xss: [[channel, ts], ...];
   hidden: a DM the outsider is not in, hidden_ts: a message in it, hidden_word: a word only found in it.
 
 Prints one JSON object of what it saw; exits 1 with the failing check on stderr. Each check waits for the page
@@ -187,12 +188,31 @@ driver.save_screenshot(SHOTS + "/ui-desktop.png")
 driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
 wait(lambda: js("return document.getElementById('thread').hidden"), "Esc to close the thread panel")
 
+# --- a thread longer than a page: scrolling the panel reads the rest, each reply once ---
+open_hash("#/%s/%s" % (SPEC["thread_channel"], SPEC["long_thread"]))
+wait(lambda: loaded(SPEC["long_thread"]), "the long thread's parent")
+driver.find_element(By.CSS_SELECTOR, "#m-%s button.replies" % SPEC["long_thread"].replace(".", "\\.")).click()
+wait(lambda: js("return document.querySelectorAll('#threadlist article').length") >= 50, "the long thread's first page")
+for _ in range(10):
+    n = js("return document.querySelectorAll('#threadlist article').length")
+    if n >= 131:
+        break
+    js("const l = document.getElementById('threadlist'); l.scrollTop = l.scrollHeight")
+    wait(lambda: js("return document.querySelectorAll('#threadlist article').length") > n, "the thread's next page")
+out["long_thread"] = js("return [...document.querySelectorAll('#threadlist article')].map(a => a.id.slice(2))")
+driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+wait(lambda: js("return document.getElementById('thread').hidden"), "Esc to close the long thread")
+
 # --- search: typing, a filter chip that writes the syntax, highlighted snippets, a result in context ---
 q = driver.find_element(By.ID, "q")
 q.send_keys(SPEC["query"])
 wait(lambda: js("return !document.getElementById('results').hidden && document.querySelectorAll('#hits a.hit').length > 0"),
      "search results")
 out["search_all"] = js("return document.querySelectorAll('#hits a.hit').length")
+# More than a page of results: the count comes after the results, then the pager knows the pages.
+wait(lambda: js(r"return /^[\d,]+ results for/.test(document.getElementById('summary').textContent)"), "the count of the results")
+out["search_total"] = int(js("return document.getElementById('summary').textContent").split(" ")[0].replace(",", ""))
+out["search_pager"] = js("return document.querySelector('#pager span') && document.querySelector('#pager span').textContent")
 check(js("return document.querySelectorAll('#hits mark').length") > 0, "highlighted snippets")
 Select(driver.find_element(By.ID, "f-in")).select_by_value("#" + SPEC["filter"])
 wait(lambda: "in:#" + SPEC["filter"] in q.get_attribute("value"), "the chip to write in:#" + SPEC["filter"])
@@ -301,7 +321,7 @@ out["outsider_link"] = js("return document.getElementById('tlstart').textContent
 q = driver.find_element(By.ID, "q")
 q.clear()
 q.send_keys(SPEC["hidden_word"])
-wait(lambda: js("return !document.getElementById('results').hidden && /result/.test(document.getElementById('summary').textContent)"),
+wait(lambda: js("return !document.getElementById('results').hidden && /result/i.test(document.getElementById('summary').textContent)"),
      "the outsider's search")
 hrefs = js("return [...document.querySelectorAll('#hits a.hit')].map(a => a.getAttribute('href'))")
 check(not any(SPEC["hidden"] in h for h in hrefs), "no result from the DM: %r" % hrefs)

@@ -221,8 +221,13 @@ extension SlackAPI {
     ///
     /// - Complexity: O(k log n) for k messages.
     func rendered(_ messages: [Message]) throws -> [JSONValue] {
+        try renderedJSON(messages).map { .raw($0) }
+    }
+
+    /// `rendered`'s JSON texts.
+    func renderedJSON(_ messages: [Message]) throws -> [String] {
         let raws = try archive.rawMessages(ids: messages.map(\.rowID))
-        return messages.compactMap { message in raws[message.rowID].map { .raw(SlackAPI.current($0)) } }
+        return messages.compactMap { message in raws[message.rowID].map(SlackAPI.current) }
     }
 
     /// The raw JSON with current thread figures (re-encoded only when they changed).

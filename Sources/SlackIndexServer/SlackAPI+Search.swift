@@ -9,8 +9,11 @@ extension SlackAPI {
     /// `timestamp` with `sort_dir` `desc`/`asc`; `highlight=true` gives the engine's snippet with matches in
     /// U+E000 … U+E001 as `text`. `from:me` is the token's user and dates are days in that user's time zone.
     /// Names that match no one (or a conversation the token cannot see) give no results, not an error.
-    /// - Complexity: ranking `page × count` candidates (at most 10,000), reading `count` messages, plus an exact
-    ///   count of matches.
+    /// `exact_total=false` (slackindex's own) leaves the exact count out, which is most of the time a common word
+    /// takes: `total` is then the matches up to this page plus one when there are more, and `messages` carries
+    /// `"total_exact": false`; `slackindex.count` gives the count. The web UI shows the results first that way.
+    /// - Complexity: ranking `page × count` candidates (at most 10,000), reading `count` messages, plus (unless
+    ///   `exact_total=false`) an exact count of matches.
     /// Over 60 lines: Slack's answer shape (`messages.matches`, `paging`, `pagination`, `total`) is built in one
     /// place so that it can be read against Slack's documentation field by field.
     func searchMessages(_ request: APIRequest) throws -> [(String, JSONValue)] {
@@ -22,22 +25,20 @@ extension SlackAPI {
         guard page <= 100 else { throw APIFailure.invalid("page", "must be at most 100") }
         let byTime = request.string("sort") == "timestamp"
         let ascending = request.string("sort_dir")?.lowercased() == "asc"
-        let me = try archive.archivedUser(id: request.token.userID)
-        var options = SearchOptions()
+        let exact = request.string("exact_total").map { $0.lowercased() != "false" && $0 != "0" } ?? true
+        var options = try searchOptions(request)
         options.sort = byTime ? (ascending ? .oldest : .newest) : .relevance
-        // Only the requested page is read and snippeted; the pages before it are ranked, not built.
-        options.limit = count
+        // Only the requested page is read and snippeted; the pages before it are ranked, not built. Without the
+        // exact count, one hit more tells whether there is a next page.
+        options.limit = exact ? count : count + 1
         options.offset = (page - 1) * count
-        options.candidateWindow = max(options.candidateWindow, page * count)
-        options.me = request.token.userID
-        options.timeZone = me?.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
-        options.allowedConversations = try archive.visibleConversationRowIDs(to: request.token)
+        options.candidateWindow = max(options.candidateWindow, page * count + 1)
 
         var hits: [SearchHit] = []
         var total = 0
         do {
             hits = try engine.search(query, options: options).hits
-            total = try engine.count(query, options: options).0
+            if exact { total = try engine.count(query, options: options).0 }
         } catch SearchError.nothingToSearch(_) {
             throw APIFailure(code: "no_query")
         } catch is SearchError {
@@ -76,11 +77,12 @@ extension SlackAPI {
         let pages = total == 0 ? 0 : (total + count - 1) / count
         let first = total == 0 ? 0 : (page - 1) * count + 1
         let last = min(page * count, total)
+        let estimate: [(String, JSONValue)] = exact ? [] : [("total_exact", .bool(false))]
         return [
             ("query", .string(query)),
             (
                 "messages",
-                .object([
+                .object(estimate + [
                     ("total", .int(total)),
                     ("matches", .array(matches)),
                     (
@@ -97,6 +99,33 @@ extension SlackAPI {
                 ])
             ),
         ]
+    }
+
+    /// `slackindex.count`: how many messages `query` matches among those the token sees, exactly as
+    /// `search.messages` counts them (`{"total": N}`). Unknown names count 0.
+    ///
+    /// - Complexity: O(matches) (each match's message is read to apply the filters).
+    func searchCount(_ request: APIRequest) throws -> [(String, JSONValue)] {
+        let query = request.string("query")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard !query.isEmpty else { throw APIFailure(code: "no_query") }
+        do {
+            return [("query", .string(query)), ("total", .int(try engine.count(query, options: searchOptions(request)).0))]
+        } catch SearchError.nothingToSearch(_) {
+            throw APIFailure(code: "no_query")
+        } catch is SearchError {
+            return [("query", .string(query)), ("total", .int(0))]
+        }
+    }
+
+    /// What every search of a token shares: `from:me` is the token's user, dates are days in that user's time
+    /// zone (UTC when unknown), and only the conversations it sees are searched.
+    private func searchOptions(_ request: APIRequest) throws -> SearchOptions {
+        let me = try archive.archivedUser(id: request.token.userID)
+        var options = SearchOptions()
+        options.me = request.token.userID
+        options.timeZone = me?.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
+        options.allowedConversations = try archive.visibleConversationRowIDs(to: request.token)
+        return options
     }
 
     /// The `channel` of a search match: id, name (a DM's other member), privacy.

@@ -17,18 +17,68 @@ extension SlackAPI {
             to: request.token, kinds: [.channel, .private, .dm, .mpim], excludeArchived: false, after: nil,
             limit: Int.max)
         let counts = try archive.messageCountsByConversation()
-        let objects: [JSONValue] = listings.map { listing in
-            let c = listing.conversation
-            var members: [(String, JSONValue)] = [
-                ("id", .string(c.id)), ("kind", .string(c.kind.rawValue)), ("name", .string(c.name)),
-                ("count", .int(counts[c.rowID] ?? 0)), ("is_archived", .bool(c.isArchived)),
-            ]
-            if c.kind == .dm || c.kind == .mpim {
-                members.append(("members", .array(c.members.map { .string($0) })))
-            }
-            return .object(members)
+        let objects = listings.map { SlackAPI.uiConversation($0.conversation, count: counts[$0.conversation.rowID] ?? 0) }
+        let named = listings.lazy.map(\.conversation).filter { $0.kind == .dm || $0.kind == .mpim }.flatMap(\.members)
+        return [("conversations", .array(objects)), ("users", try uiUsers(Set(named)))]
+    }
+
+    /// A conversation as the UI's sidebar knows it (`count`, its messages, when given); DMs and group DMs with
+    /// their members so the UI can name them.
+    static func uiConversation(_ c: Conversation, count: Int?) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .string(c.id)), ("kind", .string(c.kind.rawValue)), ("name", .string(c.name)),
+        ]
+        if let count { members.append(("count", .int(count))) }
+        members.append(("is_archived", .bool(c.isArchived)))
+        if c.kind == .dm || c.kind == .mpim {
+            members.append(("members", .array(c.members.map { .string($0) })))
         }
-        return [("conversations", .array(objects))]
+        return .object(members)
+    }
+
+    /// The names of the users `ids` names that the archive knows, for the UI to show without the whole member
+    /// list: `{"U1": {"name": handle, "label": the name people see, "bot": true|false}, …}`.
+    ///
+    /// - Complexity: O(k log n) for k ids.
+    func uiUsers(_ ids: Set<String>) throws -> JSONValue {
+        let users = try archive.archivedUsers(ids: ids)
+        return .object(
+            users.values.sorted { $0.user.id < $1.user.id }.map { archived in
+                let user = archived.user
+                return (
+                    user.id,
+                    .object([("name", .string(user.handle)), ("label", .string(user.bestName)), ("bot", .bool(user.isBot))])
+                )
+            })
+    }
+
+    /// The user ids a message's JSON names: its author, `<@U…>` mentions, reactions' and replies' users, a
+    /// DM's members: every `U…` or `W…` id of 3 to 31 capitals and digits that opens a JSON string or follows
+    /// `@`, and ends the string or the mention (`"`, `>`, `|`). Ids the archive does not know are dropped later.
+    ///
+    /// - Complexity: O(bytes).
+    static func userIDs(inJSON text: String, into ids: inout Set<String>) {
+        let bytes = Array(text.utf8)
+        var i = 1
+        while i < bytes.count {
+            defer { i += 1 }
+            let b = bytes[i]
+            guard b == UInt8(ascii: "U") || b == UInt8(ascii: "W"),
+                bytes[i - 1] == UInt8(ascii: "\"") || bytes[i - 1] == UInt8(ascii: "@")
+            else { continue }
+            var end = i + 1
+            while end < bytes.count, end - i < 32,
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[end])
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end])
+            {
+                end += 1
+            }
+            guard end - i >= 3, end - i < 32, end < bytes.count,
+                [UInt8(ascii: "\""), UInt8(ascii: ">"), UInt8(ascii: "|")].contains(bytes[end])
+            else { continue }
+            ids.insert(String(decoding: bytes[i..<end], as: UTF8.self))
+            i = end
+        }
     }
 
     /// `slackindex.timeline`: a page of a conversation's channel view, oldest to newest, with a cursor each way.
@@ -82,8 +132,14 @@ extension SlackAPI {
                     position: TimelinePosition(tsKey: message.tsKey, rowID: message.rowID)
                 ).description)
         }
+        let json = try renderedJSON(messages)
+        var named = Set(conversation.kind == .dm || conversation.kind == .mpim ? conversation.members : [])
+        for text in json { SlackAPI.userIDs(inJSON: text, into: &named) }
         return [
-            ("messages", .array(try rendered(messages))),
+            ("messages", .array(json.map { .raw($0) })),
+            // What the first page needs to be shown before the sidebar and the member list have arrived.
+            ("conversation", SlackAPI.uiConversation(conversation, count: nil)),
+            ("users", try uiUsers(named)),
             ("before", cursor(messages.first, .before, moreBefore)),
             ("after", cursor(messages.last, .after, moreAfter)),
             ("anchor", .string(anchor)),

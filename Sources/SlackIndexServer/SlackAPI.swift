@@ -69,7 +69,7 @@ public final class SlackAPI: Sendable {
     public static let methods: Set<String> = [
         "api.test", "auth.test", "users.list", "users.info", "conversations.list", "conversations.info",
         "conversations.history", "conversations.replies", "search.messages", "chat.getPermalink",
-        "slackindex.conversations", "slackindex.timeline",
+        "slackindex.conversations", "slackindex.timeline", "slackindex.count",
     ]
 
     public init(archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration()) {
@@ -115,7 +115,9 @@ public final class SlackAPI: Sendable {
             return SlackAPI.success([("args", args)])
         }
         guard let caller else { return SlackAPI.failure("not_authed") }
-        if method == "search.messages" { return await search(parameters: parameters, caller: caller) }
+        if method == "search.messages" || method == "slackindex.count" {
+            return await search(method, parameters: parameters, caller: caller)
+        }
         // The archive's reads block (SQLite): run them on NIO's thread pool, not the cooperative pool that the
         // server's own tasks (parsing, rate limits, other requests) need.
         do {
@@ -127,9 +129,9 @@ public final class SlackAPI: Sendable {
         }
     }
 
-    /// `search.messages` on the search threads, at most `searchesPerToken` at once per token and `searchQueue` in
-    /// all; past either, Slack's `ratelimited` with `Retry-After: 1`.
-    private func search(parameters: [String: String], caller: APICaller) async -> SlackAPIResponse {
+    /// `search.messages` and `slackindex.count` on the search threads, at most `searchesPerToken` at once per token
+    /// and `searchQueue` in all; past either, Slack's `ratelimited` with `Retry-After: 1`.
+    private func search(_ method: String, parameters: [String: String], caller: APICaller) async -> SlackAPIResponse {
         let presented = caller.rateKey
         let admitted = searches.withLock { inFlight in
             guard inFlight[presented, default: 0] < configuration.searchesPerToken,
@@ -145,7 +147,7 @@ public final class SlackAPI: Sendable {
         let answer: SlackAPIResponse
         do {
             answer = try await searchPool.runIfActive {
-                self.answer("search.messages", parameters: parameters, caller: caller)
+                self.answer(method, parameters: parameters, caller: caller)
             }
         } catch {
             answer = SlackAPI.failure("internal_error")
@@ -181,6 +183,7 @@ public final class SlackAPI: Sendable {
             case "chat.getPermalink": members = try permalink(request)
             case "slackindex.conversations": members = try uiConversations(request)
             case "slackindex.timeline": members = try uiTimeline(request)
+            case "slackindex.count": members = try searchCount(request)
             default: return SlackAPI.failure("unknown_method")
             }
             return SlackAPI.success(members)

@@ -19,11 +19,11 @@ struct ServeCommand: AsyncParsableCommand {
             The web UI at http://HOST:PORT/ reads and searches the archive in a browser: everything it needs \
             is in this binary and it makes no outside request. Sign in with a token (the browser keeps an \
             HttpOnly session cookie; it sees what the token sees), or with --open for a one-time link as the \
-            archive's owner (an admin's view). --ui off serves the API alone.
+            archive's owner (an admin's view; --as names who that is, for from:me). --ui off serves the API alone.
 
             Examples:
               TOKEN=$(slackindex token create --user U0123ABCD)
-              slackindex serve --open
+              slackindex serve --open --as @alice
               slackindex serve --listen 127.0.0.1:8080
               slackindex serve --read-only --db /mnt/archive/archive.sqlite
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
@@ -56,6 +56,13 @@ struct ServeCommand: AsyncParsableCommand {
                 + "conversation); loopback addresses only."))
     var open = false
 
+    @Option(
+        name: .customLong("as"),
+        help: ArgumentHelp(
+            "With --open: who the owner's session is (from:me, the name shown): a handle or name (default: "
+                + "$SLACKINDEX_ME, else \"me\" in the config file).", valueName: "user"))
+    var asUser: String?
+
     enum UIMode: String, ExpressibleByArgument, CaseIterable {
         case on, off
     }
@@ -67,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard RateLimit(parsing: rateLimit) != nil else {
             throw ValidationError("--rate-limit '\(rateLimit)' is not N/SECONDS (e.g. 100/10 for 100 requests in 10 s).")
         }
+        if asUser != nil, !open { throw ValidationError("--as names the owner's session: it needs --open.") }
         if open {
             guard ui == .on else { throw ValidationError("--open signs in to the web UI: it needs --ui on.") }
             guard let host = Self.address(listen)?.host, SlackAPIServer.isLoopback(host) else {
@@ -74,6 +82,14 @@ struct ServeCommand: AsyncParsableCommand {
                     "--open prints a sign-in link with an admin's view: it works on loopback addresses only (127.0.0.1, [::1]).")
             }
         }
+    }
+
+    /// The user id of the owner's session: `--as`, else `$SLACKINDEX_ME`, else the config file's `me`; empty
+    /// when none is set (then `from:me` matches no one).
+    private func owner(_ archive: Archive) throws -> String {
+        let environment = ProcessInfo.processInfo.environment["SLACKINDEX_ME"]
+        guard let me = try asUser ?? environment ?? Config.load().me else { return "" }
+        return try SearchEngine(archive: archive).userID(named: me)
     }
 
     /// `host:port` or `[v6]:port` → (host, port).
@@ -98,7 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
         let path = archive.path
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let webUI = ui == .on ? WebUI() : nil
-        let signIn = open ? webUI?.oneTimeSignInPath() : nil
+        let signIn = try open ? webUI.map { $0.oneTimeSignInPath(userID: try owner(archive)) } : nil
         let app = SlackAPIServer.makeApplication(
             archive: archive, configuration: SlackAPIConfiguration(rateLimit: limit), host: host, port: port, ui: webUI
         ) { bound in

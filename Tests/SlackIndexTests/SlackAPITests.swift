@@ -282,6 +282,38 @@ import Testing
         #expect((nobody["messages"] as? [String: Any])?["total"] as? Int == 0)
     }
 
+    /// The web UI's way: results without the exact count (a lower bound and whether there is more), then the count
+    /// alone; both agree with search.messages' own, under the token's access rules.
+    @Test func resultsWithoutTheCountThenTheCount() async throws {
+        let f = try APIFixture()
+        let outsider = try f.token(for: APIFixture.outsider)
+        for (word, token) in [("exception", f.admin), ("exception", outsider), ("exception in:#general", outsider)] {
+            let exact = try await f.ok("search.messages", ["query": word, "count": "10"], token: token)
+            let total = try #require((exact["messages"] as? [String: Any])?["total"] as? Int)
+            #expect((exact["messages"] as? [String: Any])?["total_exact"] == nil)
+            #expect(total > 0)
+            let counted = try await f.ok("slackindex.count", ["query": word], token: token)
+            #expect(counted["total"] as? Int == total, "\(word)")
+            var seen: [String] = []
+            for page in 1...((total + 9) / 10) {
+                let body = try await f.ok(
+                    "search.messages", ["query": word, "count": "10", "page": "\(page)", "exact_total": "false"], token: token)
+                let messages = try #require(body["messages"] as? [String: Any])
+                #expect(messages["total_exact"] as? Bool == false)
+                let matches = messages["matches"] as? [[String: Any]] ?? []
+                seen += matches.compactMap { $0["ts"] as? String }
+                let last = page == (total + 9) / 10
+                // The matches so far, one more while there are more: a pager knows whether there is a next page.
+                #expect(messages["total"] as? Int == seen.count + (last ? 0 : 1), "\(word) page \(page)")
+            }
+            #expect(seen.count == total)
+        }
+        let nobody = try await f.ok("slackindex.count", ["query": "exception from:@nobody-at-all"])
+        #expect(nobody["total"] as? Int == 0)
+        try await f.fails("slackindex.count", [:], token: f.admin, with: "no_query")
+        try await f.fails("slackindex.count", ["query": "exception"], token: nil, with: "not_authed")
+    }
+
     @Test func errorsAsSlackGivesThem() async throws {
         let f = try APIFixture()
         let channel = try APIFixture.conversationID(folder: "general")

@@ -51,6 +51,22 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// `--as` (or `$SLACKINDEX_ME`) makes the owner's session a user: `from:me` and the name shown are theirs.
+    @Test func openAsAUserSignsTheOwnerInAsThatUser() async throws {
+        let db = try ServeCLITests.importSample()
+        let me = APIFixture.dmMembers[0]
+        let (server, lines, _) = try Self.serve(db: db, extra: ["--open", "--as", me], lines: 3)
+        let base = String(server.url.dropLast("api/".count))
+        let link = try #require(lines.last?.components(separatedBy: "Sign in once at ").last)
+        let cookie = try #require(try await Self.get(link).setCookie?.split(separator: ";").first.map(String.init))
+        let auth = try await Self.get(base + "api/auth.test", cookie: cookie)
+        #expect(auth.body.contains(#""user_id":"\#(me)""#), "\(auth.body)")
+        #expect(server.stop() == 0)
+
+        let unknown = try CLITests.run(["--db", db, "serve", "--listen", "127.0.0.1:0", "--open", "--as", "nobody-at-all"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("nobody-at-all"), "\(unknown.stderr)")
+    }
+
     @Test func uiOffServesTheAPIAlone() async throws {
         let db = try ServeCLITests.importSample()
         let (server, lines, out) = try Self.serve(db: db, extra: ["--ui", "off"], lines: 1)
@@ -68,6 +84,7 @@ import Testing
         (["--open", "--ui", "off"], "--open signs in to the web UI: it needs --ui on."),
         (["--open", "--listen", "0.0.0.0:8080"], "--open prints a sign-in link with an admin's view"),
         (["--ui", "maybe"], "--ui"),
+        (["--as", "someone"], "--as names the owner's session: it needs --open."),
     ])
     func flagsAreChecked(arguments: [String], message: String) throws {
         let run = try CLITests.run(["serve"] + arguments)
@@ -113,14 +130,25 @@ import Testing
         ]
     }
 
-    /// sample-data, plus the XSS and rendering messages as an API page for #general.
+    /// A thread of 130 replies (the panel reads 50 a page), as an API page's messages.
+    static let longThread = "1716000000.000500"
+    static func longThread(user: String) -> [[String: Any]] {
+        let replies: [[String: Any]] = (1...130).map { n in
+            ["type": "message", "user": user, "ts": String(format: "1716000100.%06d", n), "thread_ts": longThread,
+             "text": "reply number \(n)"]
+        }
+        return [["type": "message", "user": user, "ts": longThread, "thread_ts": longThread, "reply_count": 130,
+                 "text": "a long thread"]] + replies
+    }
+
+    /// sample-data, plus the XSS and rendering messages and a long thread as an API page for #general.
     static func archive(general: String) throws -> String {
         let db = try ServeCLITests.importSample()
         let folder = TestSupport.temporaryDirectory().appendingPathComponent(general)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let user = APIFixture.dmMembers[0]
         let messages = xss.map { ts, text in ["type": "message", "user": user, "ts": ts, "text": text] as [String: Any] }
-        let page: [String: Any] = ["ok": true, "messages": messages + rendered(user: user), "has_more": false]
+        let page: [String: Any] = ["ok": true, "messages": messages + rendered(user: user) + longThread(user: user), "has_more": false]
         try JSONSerialization.data(withJSONObject: page).write(to: folder.appendingPathComponent("history.json"))
         let imported = try CLITests.run(["--db", db, "import", folder.path, "--quiet"])
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -150,7 +178,7 @@ import Testing
             "member": member, "outsider": outsider, "channel": marketing, "channel_name": "marketing",
             "middle": history[history.count / 2], "thread_channel": general, "thread": "1716185438.024538",
             "query": "exception", "filter": "general", "xss": Self.xss.map { [general, $0.0] },
-            "rendered": "1716000000.000401",
+            "rendered": "1716000000.000401", "long_thread": Self.longThread,
             "hidden": APIFixture.dm, "hidden_ts": try #require(dmMessages.first?.ts), "hidden_word": hiddenWord,
         ]
         let shots = ProcessInfo.processInfo.environment["SLACKINDEX_SCREENSHOTS"].map {
@@ -173,7 +201,12 @@ import Testing
         #expect((out["forward_page"] as? Int ?? 0) > 0)
         #expect(out["reply_button"] as? String == "\(try Self.replyCount(general: general)) replies")
         #expect((out["thread_messages"] as? Int ?? 0) > 1)
+        let longThread = (1...130).map { String(format: "1716000100.%06d", $0) }
+        #expect(out["long_thread"] as? [String] == [Self.longThread] + longThread, "every reply once, in order")
         #expect((out["search_query"] as? String)?.hasSuffix("exception in:#general") == true)
+        #expect(out["search_total"] as? Int ?? 0 > 20, "\(out["search_total"] ?? "")")
+        let searchPages = ((out["search_total"] as? Int ?? 0) + 19) / 20
+        #expect(out["search_pager"] as? String == "Page 1 of \(searchPages)")
         #expect((out["search_filtered"] as? Int ?? 0) > 0)
         #expect((out["search_filtered"] as? Int ?? 0) <= (out["search_all"] as? Int ?? 0))
         #expect((out["outsider_link"] as? String)?.contains("may not read it") == true)

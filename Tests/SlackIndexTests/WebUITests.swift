@@ -61,7 +61,8 @@ import Testing
                 memberCookie = try Self.cookiePair(cookie)
             }
             try await client.execute(uri: "/", method: .get, headers: [.cookie: memberCookie]) { response in
-                #expect(String(buffer: response.body).contains(#"<script src="/ui/app.js" defer></script>"#))
+                #expect(
+                    String(buffer: response.body).contains(#"<script src="/ui/app.js?v=\#(WebAsset.version)" defer></script>"#))
             }
             try await client.execute(uri: "/api/auth.test", method: .post, headers: [.cookie: memberCookie]) {
                 let value = try Self.json($0.body)["user_id"] as? String
@@ -243,6 +244,28 @@ import Testing
         }
     }
 
+    @Test func assetsOfTheCurrentVersionAreKeptAndPagesAreNot() async throws {
+        let f = try APIFixture()
+        #expect(WebAsset.version.count >= 8)
+        #expect(WebAsset.page.plain.getString(at: 0, length: WebAsset.page.plain.readableBytes)?
+            .contains("/ui/app.css?v=\(WebAsset.version)") == true)
+        try await Application(router: SlackAPIServer.buildRouter(api: f.api, ui: WebUI())).test(.router) { client in
+            for uri in ["/ui/app.js", "/ui/app.css", "/ui/emoji.txt"] {
+                try await client.execute(uri: uri + "?v=" + WebAsset.version, method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.cacheControl] == "public, max-age=31536000, immutable", "\(uri)")
+                }
+                for stale in [uri, uri + "?v=0123456789abcdef"] {
+                    try await client.execute(uri: stale, method: .get) { #expect($0.headers[.cacheControl] == "no-cache") }
+                }
+            }
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.headers[.cacheControl] == "no-cache", "the sign-in form")
+                #expect(String(buffer: response.body).contains("/ui/app.css?v=\(WebAsset.version)"))
+            }
+        }
+    }
+
     @Test(arguments: [
         "<script>alert(1)</script>", #"<img src=x onerror="alert(1)">"#, "a & b ' \" >",
     ])
@@ -332,6 +355,62 @@ import Testing
             "conversations.list", ["types": "public_channel,private_channel,mpim,im", "limit": "100"], token: outsider)
         let expected = Set(listed.flatMap { ($0["channels"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } })
         #expect(Set(seenByOutsider.keys) == expected)
+    }
+
+    /// The first page is shown before the member list arrives: each page names its conversation and every person
+    /// it shows (authors, mentions, reactions), as users.list names them.
+    @Test func pagesNameTheirConversationAndThePeopleTheyShow() async throws {
+        let f = try APIFixture()
+        var labels: [String: String] = [:]
+        for page in try await f.pages("users.list", ["limit": "1000"], token: f.admin) {
+            for u in page["members"] as? [[String: Any]] ?? [] {
+                let profile = u["profile"] as? [String: Any] ?? [:]
+                let display = profile["display_name"] as? String ?? ""
+                let real = u["real_name"] as? String ?? ""
+                labels[u["id"] as? String ?? ""] = !display.isEmpty ? display : !real.isEmpty ? real : u["name"] as? String
+            }
+        }
+        let mention = try Regex(#"<@([UW][A-Z0-9]+)"#)
+        for (channel, token) in [(try APIFixture.conversationID(folder: "general"), f.admin), (APIFixture.dm, f.admin)] {
+            var body = try await f.ok("slackindex.timeline", ["channel": channel, "limit": "40"], token: token)
+            var pages = 0
+            while true {
+                pages += 1
+                let conversation = try #require(body["conversation"] as? [String: Any])
+                #expect(conversation["id"] as? String == channel)
+                let users = try #require(body["users"] as? [String: [String: Any]])
+                var shown: Set<String> = channel == APIFixture.dm ? Set(APIFixture.dmMembers) : []
+                for m in body["messages"] as? [[String: Any]] ?? [] {
+                    if let user = m["user"] as? String { shown.insert(user) }
+                    for match in (m["text"] as? String ?? "").matches(of: mention) {
+                        shown.insert(String(match.output[1].substring ?? ""))
+                    }
+                    for r in m["reactions"] as? [[String: Any]] ?? [] { shown.formUnion(r["users"] as? [String] ?? []) }
+                }
+                let known = shown.filter { labels[$0] != nil }
+                #expect(!known.isEmpty)
+                #expect(known.isSubset(of: Set(users.keys)), "\(known.subtracting(users.keys))")
+                for (id, user) in users { #expect(user["label"] as? String == labels[id], "\(id)") }
+                guard let cursor = body["before"] as? String, !cursor.isEmpty, pages < 20 else { break }
+                body = try await f.ok("slackindex.timeline", ["channel": channel, "limit": "40", "cursor": cursor], token: token)
+            }
+        }
+        let list = try await f.ok("slackindex.conversations", token: f.admin)
+        let users = try #require(list["users"] as? [String: Any])
+        #expect(Set(APIFixture.dmMembers).isSubset(of: Set(users.keys)), "the sidebar names DMs by their members")
+    }
+
+    @Test(arguments: [
+        (#"{"user":"U0AB12","text":"hi <@W0CD34> and <@U0EF56|ed>"}"#, ["U0AB12", "W0CD34", "U0EF56"]),
+        (#"{"reactions":[{"users":["U1","U0AAA","U0BBB"]}],"ts":"1.2"}"#, ["U0AAA", "U0BBB"]),
+        (#"{"text":"USA and \"UNICEF\" and @UPPER case, <@u0lower>, U0NOQUOTE", "team":"UNICEF"}"#, ["UNICEF"]),
+        (#"{"user":"U0TOOLONG0123456789012345678901234567"}"#, []),
+        ("", []), ("U", []), ("\"U0AB", []), ("\"U0AB\"", ["U0AB"]),
+    ])
+    func userIDsAreTheIDsAMessagesJSONNames(json: String, expected: [String]) {
+        var ids: Set<String> = []
+        SlackAPI.userIDs(inJSON: json, into: &ids)
+        #expect(ids == Set(expected))
     }
 
     static func ts(_ body: [String: Any]) -> [String] {

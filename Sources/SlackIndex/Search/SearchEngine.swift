@@ -276,6 +276,13 @@ public struct SearchEngine: Sendable {
         return resolved
     }
 
+    /// The id of the user `name` names, as `from:` reads it: a handle (with or without `@`), display or real name.
+    ///
+    /// - Throws: `SearchError.unknownUser` with the closest handles, `SearchError.ambiguousUser`.
+    public func userID(named name: String) throws -> String {
+        try userID(.handle(name), options: SearchOptions())
+    }
+
     private func userID(_ ref: SearchQuery.UserRef, options: SearchOptions) throws -> String {
         switch ref {
         case .id(let id):

@@ -12,6 +12,8 @@ extension WebAssets {
     page: 1, mode: 'home', pendingThread: null,
   };
   const PAGE = 50;
+  // The assets' version (`?v=…` of this script's URL): the emoji table is asked for under it too.
+  const VERSION = new URL(document.currentScript.src).search;
 
   // ---- the API ----
   async function api(method, params) {
@@ -349,6 +351,7 @@ extension WebAssets {
       const r = await api('slackindex.timeline', { channel: S.conv, cursor, limit: PAGE });
       if (gen !== S.gen) return;
       if (direction === 'top') S.before = r.before; else S.after = r.after;
+      addUsers(r.users);
       place(r.messages, direction);
     } finally {
       if (gen === S.gen) S.loading = false;
@@ -379,14 +382,12 @@ extension WebAssets {
     S.sel = null;
     showMode('conv');
     renderSidebar();
-    const c = S.byId.get(id);
-    $('title').textContent = c ? c.title : id;
-    $('topic').textContent = '';
-    document.title = (c ? c.title : id) + ' · slackindex';
+    showTitle();
     const tl = $('timeline');
     let r;
     try {
       r = await (early || firstPage(id, ts));
+      await S.emojiReady;
     } catch (e) {
       if (gen !== S.gen) return;
       S.loading = false;
@@ -399,6 +400,12 @@ extension WebAssets {
       return;
     }
     if (gen !== S.gen) return;
+    // The page names its conversation and users: it is shown before the sidebar and the member list arrive.
+    addUsers(r.users);
+    if (!S.byId.has(id) && r.conversation) {
+      addConv(r.conversation);
+      showTitle();
+    }
     S.before = r.before;
     S.after = r.after;
     tl.replaceChildren($('tlstart'));
@@ -427,6 +434,13 @@ extension WebAssets {
     setTimeout(nearEdge, 50);
   }
 
+  function showTitle() {
+    const c = S.byId.get(S.conv);
+    $('title').textContent = c ? c.title : S.conv;
+    $('topic').textContent = '';
+    document.title = (c ? c.title : S.conv) + ' · slackindex';
+  }
+
   function firstPage(id, ts) {
     return api('slackindex.timeline', ts ? { channel: id, around: ts, limit: PAGE * 2 } : { channel: id, limit: PAGE * 2 });
   }
@@ -449,6 +463,7 @@ extension WebAssets {
     if (t.cursor) params.cursor = t.cursor;
     try {
       const r = await api('conversations.replies', params);
+      await S.usersReady;
       if (S.thread !== t) return;
       const list = $('threadlist');
       const messages = t.first ? r.messages : r.messages.slice(1);
@@ -504,7 +519,11 @@ extension WebAssets {
     const started = performance.now();
     let r;
     try {
-      r = await api('search.messages', { query: q, highlight: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc' });
+      // The results first; the exact count (most of a common word's time) follows in its own request.
+      r = await api('search.messages', {
+        query: q, highlight: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc', exact_total: 'false',
+      });
+      await S.usersReady;
     } catch (e) {
       if (gen !== S.sgen) return;
       showMode('search');
@@ -516,8 +535,9 @@ extension WebAssets {
     if (gen !== S.sgen) return;
     showMode('search');
     const took = Math.round(performance.now() - started);
-    const total = r.messages.total;
-    $('summary').textContent = total ? fmtNum(total) + (total === 1 ? ' result' : ' results') + ' for “' + q + '” (' + took + ' ms)' : 'No results for “' + q + '”.';
+    const more = r.messages.matches.length && r.messages.total > (pageNumber - 1) * 20 + r.messages.matches.length;
+    const known = { q, took, gen, pageNumber, total: more ? null : r.messages.total };
+    showCount(known);
     $('summary').dataset.ms = took;
     let h = '';
     for (const m of r.messages.matches) {
@@ -530,14 +550,41 @@ extension WebAssets {
         '</div><div class="snip">' + marked + '</div></a></li>';
     }
     $('hits').innerHTML = h;
-    const pages = r.messages.paging.pages;
+    if (more) countLater(known);
+  }
+
+  // The summary and the pager: `total` null while the count is on its way.
+  function showCount(k) {
+    const n = k.total;
+    const label = n === null ? 'Results' : fmtNum(n) + (n === 1 ? ' result' : ' results');
+    $('summary').textContent = n === 0 ? 'No results for “' + k.q + '”.' : label + ' for “' + k.q + '” (' + k.took + ' ms)' + (n === null ? ' · counting…' : '');
+    const pages = n === null ? k.pageNumber + 1 : Math.ceil(n / 20);
     let p = '';
     if (pages > 1) {
-      p += '<button data-page="' + (pageNumber - 1) + '"' + (pageNumber <= 1 ? ' disabled' : '') + '>← Previous</button>';
-      p += '<span>Page ' + pageNumber + ' of ' + fmtNum(pages) + '</span>';
-      p += '<button data-page="' + (pageNumber + 1) + '"' + (pageNumber >= Math.min(pages, 100) ? ' disabled' : '') + '>Next →</button>';
+      p += '<button data-page="' + (k.pageNumber - 1) + '"' + (k.pageNumber <= 1 ? ' disabled' : '') + '>← Previous</button>';
+      p += '<span>Page ' + k.pageNumber + (n === null ? '' : ' of ' + fmtNum(pages)) + '</span>';
+      p += '<button data-page="' + (k.pageNumber + 1) + '"' + (k.pageNumber >= Math.min(pages, 100) ? ' disabled' : '') + '>Next →</button>';
     }
     $('pager').innerHTML = p;
+  }
+
+  // One count in flight at a time; a count whose search was replaced meanwhile is not asked for or shown.
+  let counting = false;
+  let countNext = null;
+  async function countLater(k) {
+    if (counting) { countNext = k; return; }
+    counting = true;
+    try {
+      if (k.gen === S.sgen) {
+        const r = await api('slackindex.count', { query: k.q });
+        if (k.gen === S.sgen) showCount(Object.assign(k, { total: r.total }));
+      }
+    } catch (e) {
+      // The results stay; only their number is missing.
+    } finally {
+      counting = false;
+      if (countNext) { const next = countNext; countNext = null; countLater(next); }
+    }
   }
 
   // A filter chip writes Slack's syntax into the box: `prefix:value` replaces any earlier one.
@@ -637,6 +684,13 @@ extension WebAssets {
   }
 
   // ---- start ----
+  // Names as the timeline's pages and the sidebar's list carry them ({id: {name, label, bot}}).
+  function addUsers(users) {
+    for (const id in users || {}) {
+      if (!S.users.has(id)) S.users.set(id, { handle: users[id].name, label: users[id].label, bot: !!users[id].bot });
+    }
+  }
+
   async function loadUsers() {
     let cursor = '';
     do {
@@ -650,11 +704,17 @@ extension WebAssets {
   }
 
   async function loadEmoji() {
-    const r = await fetch('/ui/emoji.txt', { credentials: 'same-origin' });
+    const r = await fetch('/ui/emoji.txt' + VERSION, { credentials: 'same-origin' });
     for (const line of (await r.text()).split('\n')) {
       const sp = line.indexOf(' ');
       if (sp > 0) S.emoji.set(line.slice(0, sp), line.slice(sp + 1));
     }
+  }
+
+  function addConv(c) {
+    c.label = convLabel(c);
+    c.title = c.kind === 'channel' || c.kind === 'private' ? '#' + c.name : c.label;
+    S.byId.set(c.id, c);
   }
 
   function wire() {
@@ -701,30 +761,37 @@ extension WebAssets {
 
   async function start() {
     wire();
-    // A linked conversation's first page is asked for with everything else (one round trip, not two).
+    // A linked conversation's first page is asked for with everything else and shown as soon as it arrives (it
+    // names its conversation and people); the sidebar and the whole member list follow.
     const linked = decodeURIComponent(location.hash.slice(1)).match(ROUTE);
     const early = linked ? firstPage(linked[1], linked[2]) : null;
     if (early) early.catch(() => {});
-    const [auth, convs] = await Promise.all([api('auth.test'), api('slackindex.conversations'), loadUsers(), loadEmoji()]);
+    S.emojiReady = loadEmoji().catch(() => {});
+    S.usersReady = loadUsers().catch(() => {});
+    const listed = Promise.all([api('auth.test'), api('slackindex.conversations')]);
+    listed.catch(() => {});
+    if (linked) route(early);
+    const [auth, convs] = await listed;
     S.me = auth.user_id;
-    $('who').textContent = uname(S.me) || auth.user || 'archive owner';
+    addUsers(convs.users);
     S.convs = convs.conversations;
-    for (const c of S.convs) {
-      c.label = convLabel(c);
-      c.title = c.kind === 'channel' || c.kind === 'private' ? '#' + c.name : c.label;
-      S.byId.set(c.id, c);
-    }
+    for (const c of S.convs) addConv(c);
     S.convs.sort((a, b) => a.label.localeCompare(b.label));
+    if (S.conv) showTitle();
     renderSidebar();
-    // The search chips' lists (every person) are filled after the conversation is shown, not before.
-    setTimeout(fillFilters, 0);
     document.body.classList.add('ready');
-    if (location.hash.length > 2) route(early);
-    else {
-      const general = S.convs.find((c) => c.kind === 'channel' && c.name === 'general') || S.convs.find((c) => c.kind === 'channel');
-      if (general) location.replace('#/' + general.id);
-      else showMode('home');
+    if (!linked) {
+      if (location.hash.length > 2) route();
+      else {
+        const general = S.convs.find((c) => c.kind === 'channel' && c.name === 'general') || S.convs.find((c) => c.kind === 'channel');
+        if (general) location.replace('#/' + general.id);
+        else showMode('home');
+      }
     }
+    await S.usersReady;
+    $('who').textContent = uname(S.me) || auth.user || 'archive owner';
+    // The search chips' lists (every person) are filled once the member list is in.
+    fillFilters();
   }
 
   start().catch((e) => {

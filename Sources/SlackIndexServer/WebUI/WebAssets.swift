@@ -1,6 +1,7 @@
 /// The web UI's files, written by hand and kept in the binary (SwiftPM resources on Linux are a separate folder
 /// beside it, not part of it). Each is served as it is: edit it here. Archive text never passes through these
-/// strings: the script reads the API's JSON and escapes every string it shows (`esc`, `mrkdwn`).
+/// strings: the script reads the API's JSON and escapes every string it shows (`esc`, `mrkdwn`). `{{v}}` in a
+/// page is the assets' version (`WebAsset.version`): their URLs change with their content, so a browser keeps them.
 enum WebAssets {
     /// The app page (`/` for a signed-in browser): markup only, no inline script or style.
     static let page = #"""
@@ -11,8 +12,8 @@ enum WebAssets {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>slackindex</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/ui/app.css">
-<script src="/ui/app.js" defer></script>
+<link rel="stylesheet" href="/ui/app.css?v={{v}}">
+<script src="/ui/app.js?v={{v}}" defer></script>
 </head>
 <body>
 <header class="top">
@@ -73,7 +74,7 @@ enum WebAssets {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sign in · slackindex</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/ui/app.css">
+<link rel="stylesheet" href="/ui/app.css?v={{v}}">
 </head>
 <body class="signin">
 <main class="signinbox">

@@ -20,8 +20,26 @@ struct WebAsset: Sendable {
 
     static let script = WebAsset(WebAssets.script, type: "text/javascript; charset=utf-8")
     static let styles = WebAsset(WebAssets.styles, type: "text/css; charset=utf-8")
-    static let page = WebAsset(WebAssets.page, type: "text/html; charset=utf-8")
+    static let page = WebAsset(WebAsset.versioned(WebAssets.page), type: "text/html; charset=utf-8")
     static let emoji = WebAsset(standardEmojiTable, type: "text/plain; charset=utf-8")
+
+    /// The version of the script, styles and emoji table: 16 hex digits of FNV-1a over their bytes. Pages ask for
+    /// them as `…?v=VERSION`, which a browser may keep for a year (`immutable`): a new binary's assets have new
+    /// URLs. A hash for naming, not for security.
+    static let version: String = {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for text in [WebAssets.script, WebAssets.styles, standardEmojiTable] {
+            for byte in text.utf8 {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+        }
+        return String(hash, radix: 16)
+    }()
+
+    /// `page` with `{{v}}` replaced by the assets' version.
+    static func versioned(_ page: String) -> String {
+        page.replacingOccurrences(of: "{{v}}", with: version)
+    }
 }
 
 extension WebUI {
@@ -108,15 +126,22 @@ extension WebUI {
 
     /// The sign-in form, with `error` (a fixed sentence of ours, escaped all the same) under it.
     static func signInPage(error: String?, status: HTTPResponse.Status) -> Response {
-        let page = WebAssets.signIn.replacingOccurrences(of: "{{error}}", with: HTMLText.escape(error ?? ""))
+        let page = WebAsset.versioned(WebAssets.signIn).replacingOccurrences(
+            of: "{{error}}", with: HTMLText.escape(error ?? ""))
         return Response(
             status: status, headers: securityHeaders(type: "text/html; charset=utf-8"),
             body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
     }
 
-    /// An asset, gzipped when the client accepts it.
+    /// An asset, gzipped when the client accepts it; kept by the browser when asked for under the current
+    /// version (`?v=`), else revalidated each time.
     static func serve(_ asset: WebAsset, for request: Request) -> Response {
         var headers = securityHeaders(type: asset.contentType)
+        if asset.contentType.hasPrefix("text/html") {
+            headers[.cacheControl] = "no-store"
+        } else if APIParameters.form(request.uri.query ?? "")["v"] == WebAsset.version {
+            headers[.cacheControl] = "public, max-age=31536000, immutable"
+        }
         if let gzipped = asset.gzipped, Gzip.accepted(request.headers[.acceptEncoding]) {
             headers[.contentEncoding] = "gzip"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: gzipped))
