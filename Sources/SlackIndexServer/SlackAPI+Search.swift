@@ -12,74 +12,57 @@ extension SlackAPI {
     /// `exact_total=false` (slackindex's own) leaves the exact count out, which is most of the time a common word
     /// takes: `total` is then the matches up to this page plus one when there are more, and `messages` carries
     /// `"total_exact": false`; `slackindex.count` gives the count. The web UI shows the results first that way.
+    /// With a remote (`SlackAPIConfiguration.remote`) the first page is merged with the remote's: see
+    /// `mergedSearch`.
     /// - Complexity: ranking `page × count` candidates (at most 10,000), reading `count` messages, plus (unless
     ///   `exact_total=false`) an exact count of matches.
-    /// Over 60 lines: Slack's answer shape (`messages.matches`, `paging`, `pagination`, `total`) is built in one
-    /// place so that it can be read against Slack's documentation field by field.
     func searchMessages(_ request: APIRequest) throws -> [(String, JSONValue)] {
-        let query = request.string("query")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard !query.isEmpty else { throw APIFailure(code: "no_query") }
-        let count = try request.limit(default: 20, maximum: 100, name: "count")
-        // Slack caps `page` at 100; the cap also keeps `page × count` far from overflow and bounds the work.
-        let page = max(1, try request.int("page") ?? 1)
-        guard page <= 100 else { throw APIFailure.invalid("page", "must be at most 100") }
-        let byTime = request.string("sort") == "timestamp"
-        let ascending = request.string("sort_dir")?.lowercased() == "asc"
-        let exact = request.string("exact_total").map { $0.lowercased() != "false" && $0 != "0" } ?? true
-        var options = try searchOptions(request)
-        options.sort = byTime ? (ascending ? .oldest : .newest) : .relevance
-        // Only the requested page is read and snippeted; the pages before it are ranked, not built. Without the
-        // exact count, one hit more tells whether there is a next page.
-        options.limit = exact ? count : count + 1
-        options.offset = (page - 1) * count
-        options.candidateWindow = max(options.candidateWindow, page * count + 1)
+        let page = try SearchPage(request, options: try searchOptions(request))
+        return try searchAnswer(page, hits: try localHits(page), remote: nil)
+    }
 
+    /// The archive's hits for a page and the number of matches (exact, or a lower bound without `exact_total`).
+    func localHits(_ page: SearchPage) throws -> (hits: [SearchHit], total: Int) {
         var hits: [SearchHit] = []
         var total = 0
         do {
-            hits = try engine.search(query, options: options).hits
-            if exact { total = try engine.count(query, options: options).0 }
+            hits = try engine.search(page.query, options: page.options).hits
+            if page.exact { total = try engine.count(page.query, options: page.options).0 }
         } catch SearchError.nothingToSearch(_) {
             throw APIFailure(code: "no_query")
         } catch is SearchError {
             // Unknown or ambiguous names: no results (an ambiguity would name conversations the token may not see).
         }
-        let pageHits = Array(hits.prefix(count))
-        if !hits.isEmpty { total = max(total, options.offset + hits.count) }
+        if !hits.isEmpty { total = max(total, page.options.offset + hits.count) }
+        return (Array(hits.prefix(page.count)), total)
+    }
 
+    /// Slack's answer for a page of hits: `messages.matches`, `paging`, `pagination`, `total`, built in one place
+    /// so that it can be read against Slack's documentation field by field. With a remote, each match carries
+    /// `source` (`local`, `remote` or `both`), and `remote_problem` says why the remote's hits are missing.
+    func searchAnswer(_ page: SearchPage, hits found: (hits: [SearchHit], total: Int), remote: RemoteAnswer?)
+        throws -> [(String, JSONValue)]
+    {
+        let (pageHits, total) = found
         let team = try archive.workspace()?.teamID
         let users = try archive.archivedUsers(ids: Set(pageHits.compactMap(\.message.userID)))
         var conversations: [String: Conversation] = [:]
         for id in Set(pageHits.map(\.message.conversationID)) {
-            conversations[id] = try archive.visibleConversation(id: id, to: request.token)?.conversation
+            conversations[id] = try archive.visibleConversation(id: id, to: page.token)?.conversation
         }
-        let highlight = request.bool("highlight")
         let matches: [JSONValue] = pageHits.compactMap { hit in
-            let message = hit.message
-            guard let conversation = conversations[message.conversationID] else { return nil }
-            let user = message.userID.flatMap { users[$0] }
-            let score = byTime ? max(0, -hit.score) : hit.score
-            var members: [(String, JSONValue)] = [
-                ("iid", .string(UUID().uuidString.lowercased())),
-                ("team", .string(team ?? user?.teamID)),
-                ("type", .string("message")),
-                ("ts", .string(message.ts)),
-                ("channel", SlackAPI.searchChannel(conversation, for: request.token)),
-                ("user", .string(message.userID)),
-                ("username", .string(user?.user.handle ?? message.user ?? "")),
-                ("text", .string(highlight ? hit.snippet : message.text)),
-                ("permalink", .string(message.permalink ?? SlackAPI.fallbackPermalink(message))),
-                ("score", .double(score.isFinite ? score : 0)),
-            ]
-            if let thread = message.threadTS { members.append(("thread_ts", .string(thread))) }
-            return .object(members)
+            guard let conversation = conversations[hit.message.conversationID] else { return nil }
+            return searchMatch(hit, in: conversation, user: hit.message.userID.flatMap { users[$0] }, team: team,
+                page: page, marked: remote != nil)
         }
+        let count = page.count
         let pages = total == 0 ? 0 : (total + count - 1) / count
-        let first = total == 0 ? 0 : (page - 1) * count + 1
-        let last = min(page * count, total)
-        let estimate: [(String, JSONValue)] = exact ? [] : [("total_exact", .bool(false))]
+        let first = total == 0 ? 0 : (page.number - 1) * count + 1
+        let last = min(page.number * count, total)
+        let estimate: [(String, JSONValue)] = page.exact ? [] : [("total_exact", .bool(false))]
+        let problem: [(String, JSONValue)] = remote?.problem.map { [("remote_problem", .string($0))] } ?? []
         return [
-            ("query", .string(query)),
+            ("query", .string(page.query)),
             (
                 "messages",
                 .object(estimate + [
@@ -87,18 +70,42 @@ extension SlackAPI {
                     ("matches", .array(matches)),
                     (
                         "paging",
-                        .object([("count", .int(count)), ("page", .int(page)), ("pages", .int(pages)), ("total", .int(total))])
+                        .object([("count", .int(count)), ("page", .int(page.number)), ("pages", .int(pages)), ("total", .int(total))])
                     ),
                     (
                         "pagination",
                         .object([
-                            ("total_count", .int(total)), ("page", .int(page)), ("per_page", .int(count)),
+                            ("total_count", .int(total)), ("page", .int(page.number)), ("per_page", .int(count)),
                             ("page_count", .int(pages)), ("first", .int(first)), ("last", .int(last)),
                         ])
                     ),
                 ])
             ),
+        ] + problem
+    }
+
+    /// One match of `search.messages`.
+    private func searchMatch(
+        _ hit: SearchHit, in conversation: Conversation, user: ArchivedUser?, team: String?, page: SearchPage,
+        marked: Bool
+    ) -> JSONValue {
+        let message = hit.message
+        let score = page.options.sort == .relevance ? hit.score : max(0, -hit.score)
+        var members: [(String, JSONValue)] = [
+            ("iid", .string(UUID().uuidString.lowercased())),
+            ("team", .string(team ?? user?.teamID)),
+            ("type", .string("message")),
+            ("ts", .string(message.ts)),
+            ("channel", SlackAPI.searchChannel(conversation, for: page.token)),
+            ("user", .string(message.userID)),
+            ("username", .string(user?.user.handle ?? message.user ?? "")),
+            ("text", .string(page.highlight ? hit.snippet : message.text)),
+            ("permalink", .string(hit.remotePermalink ?? message.permalink ?? SlackAPI.fallbackPermalink(message))),
+            ("score", .double(score.isFinite ? score : 0)),
         ]
+        if let thread = message.threadTS { members.append(("thread_ts", .string(thread))) }
+        if marked { members.append(("source", .string(hit.source.rawValue))) }
+        return .object(members)
     }
 
     /// `slackindex.count`: how many messages `query` matches among those the token sees, exactly as
@@ -119,7 +126,7 @@ extension SlackAPI {
 
     /// What every search of a token shares: `from:me` is the token's user, dates are days in that user's time
     /// zone (UTC when unknown), and only the conversations it sees are searched.
-    private func searchOptions(_ request: APIRequest) throws -> SearchOptions {
+    func searchOptions(_ request: APIRequest) throws -> SearchOptions {
         let me = try archive.archivedUser(id: request.token.userID)
         var options = SearchOptions()
         options.me = request.token.userID
@@ -140,5 +147,44 @@ extension SlackAPI {
             ("is_private", .bool(c.kind != .channel)),
             ("name", .string(name)),
         ])
+    }
+}
+
+/// A `search.messages` request read and checked: the query, the page asked for, and the search options of the
+/// token (`from:me`, time zone, the conversations it sees).
+struct SearchPage: Sendable {
+    var query: String
+    var token: APIToken
+    /// Hits a page (`count`).
+    var count: Int
+    /// The page, from 1 (`page`, at most 100 as in Slack).
+    var number: Int
+    var exact: Bool
+    var highlight: Bool
+    /// The engine's options: this page's window (one hit more without the exact count, to tell whether there is
+    /// a next page).
+    var options: SearchOptions
+}
+
+extension SearchPage {
+    /// - Parameter options: the token's (`SlackAPI.searchOptions`).
+    init(_ request: APIRequest, options: SearchOptions) throws {
+        query = request.string("query")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard !query.isEmpty else { throw APIFailure(code: "no_query") }
+        token = request.token
+        count = try request.limit(default: 20, maximum: 100, name: "count")
+        // Slack caps `page` at 100; the cap also keeps `page × count` far from overflow and bounds the work.
+        number = max(1, try request.int("page") ?? 1)
+        guard number <= 100 else { throw APIFailure.invalid("page", "must be at most 100") }
+        exact = request.string("exact_total").map { $0.lowercased() != "false" && $0 != "0" } ?? true
+        highlight = request.bool("highlight")
+        self.options = options
+        let byTime = request.string("sort") == "timestamp"
+        let ascending = request.string("sort_dir")?.lowercased() == "asc"
+        self.options.sort = byTime ? (ascending ? .oldest : .newest) : .relevance
+        // Only the requested page is read and snippeted; the pages before it are ranked, not built.
+        self.options.limit = exact ? count : count + 1
+        self.options.offset = (number - 1) * count
+        self.options.candidateWindow = max(options.candidateWindow, number * count + 1)
     }
 }

@@ -23,6 +23,11 @@ public struct SlackAPIConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(15)
     /// Connections open at once; more wait in the listen backlog until one closes.
     public var maxConnections = 256
+    /// A Slack-compatible search service whose hits `search.messages` merges into the first page of results
+    /// (`SlackAPI.mergedSearch`); nil searches the archive alone.
+    public var remote: (any RemoteSearch)?
+    /// How long a search waits for the remote, from the call.
+    public var remoteDeadline: Duration = .milliseconds(1500)
 
     public init(rateLimit: RateLimit = .standard, now: (@Sendable () -> Duration)? = nil, maxBodyBytes: Int = 1 << 20) {
         self.rateLimit = rateLimit
@@ -145,12 +150,16 @@ public final class SlackAPI: Sendable {
                 status: 429, retryAfter: 1, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
         }
         let answer: SlackAPIResponse
-        do {
-            answer = try await searchPool.runIfActive {
-                self.answer(method, parameters: parameters, caller: caller)
+        if method == "search.messages", let remote = configuration.remote {
+            answer = await mergedSearch(parameters: parameters, caller: caller, remote: remote)
+        } else {
+            do {
+                answer = try await searchPool.runIfActive {
+                    self.answer(method, parameters: parameters, caller: caller)
+                }
+            } catch {
+                answer = SlackAPI.failure("internal_error")
             }
-        } catch {
-            answer = SlackAPI.failure("internal_error")
         }
         searches.withLock { inFlight in
             inFlight[presented, default: 1] -= 1
@@ -161,32 +170,41 @@ public final class SlackAPI: Sendable {
 
     /// The method's answer, from the archive (blocking).
     private func answer(_ method: String, parameters: [String: String], caller: APICaller) -> SlackAPIResponse {
-        do {
-            let token: APIToken
-            switch caller {
-            case .presented(let presented):
-                guard let verified = try archive.verifyToken(presented) else { return SlackAPI.failure("invalid_auth") }
-                token = verified
-            case .record(let record, _): token = record
-            }
-            let request = APIRequest(parameters: parameters, token: token)
-            let members: [(String, JSONValue)]
+        SlackAPI.respond {
+            let request = APIRequest(parameters: parameters, token: try verifiedToken(caller))
             switch method {
-            case "auth.test": members = try authTest(request)
-            case "users.list": members = try usersList(request)
-            case "users.info": members = try usersInfo(request)
-            case "conversations.list": members = try conversationsList(request)
-            case "conversations.info": members = try conversationsInfo(request)
-            case "conversations.history": members = try history(request)
-            case "conversations.replies": members = try replies(request)
-            case "search.messages": members = try searchMessages(request)
-            case "chat.getPermalink": members = try permalink(request)
-            case "slackindex.conversations": members = try uiConversations(request)
-            case "slackindex.timeline": members = try uiTimeline(request)
-            case "slackindex.count": members = try searchCount(request)
-            default: return SlackAPI.failure("unknown_method")
+            case "auth.test": return try authTest(request)
+            case "users.list": return try usersList(request)
+            case "users.info": return try usersInfo(request)
+            case "conversations.list": return try conversationsList(request)
+            case "conversations.info": return try conversationsInfo(request)
+            case "conversations.history": return try history(request)
+            case "conversations.replies": return try replies(request)
+            case "search.messages": return try searchMessages(request)
+            case "chat.getPermalink": return try permalink(request)
+            case "slackindex.conversations": return try uiConversations(request)
+            case "slackindex.timeline": return try uiTimeline(request)
+            case "slackindex.count": return try searchCount(request)
+            default: throw APIFailure(code: "unknown_method")
             }
-            return SlackAPI.success(members)
+        }
+    }
+
+    /// The caller's token record: a presented token is verified against the archive (blocking).
+    /// - Throws: `invalid_auth` for a token the archive does not have.
+    func verifiedToken(_ caller: APICaller) throws -> APIToken {
+        switch caller {
+        case .presented(let presented):
+            guard let verified = try archive.verifyToken(presented) else { throw APIFailure(code: "invalid_auth") }
+            return verified
+        case .record(let record, _): return record
+        }
+    }
+
+    /// `work`'s members as a success, its `APIFailure` as Slack's error, anything else as `internal_error`.
+    static func respond(_ work: () throws -> [(String, JSONValue)]) -> SlackAPIResponse {
+        do {
+            return success(try work())
         } catch let failure as APIFailure {
             return SlackAPI.failure(failure.code, messages: failure.messages)
         } catch {

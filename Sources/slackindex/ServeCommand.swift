@@ -21,6 +21,11 @@ struct ServeCommand: AsyncParsableCommand {
             HttpOnly session cookie; it sees what the token sees), or with --open for a one-time link as the \
             archive's owner (an admin's view; --as names who that is, for from:me). --ui off serves the API alone.
 
+            With --remote URL, search.messages (and the web UI's search) also asks that Slack-compatible API \
+            and merges its hits into the first page, each marked local, remote or both; a remote hit is shown \
+            only in a conversation the archive has and the token sees. The remote gets --remote-deadline \
+            seconds; late or failing, the archive's hits come alone with remote_problem saying why.
+
             Examples:
               TOKEN=$(slackindex token create --user U0123ABCD)
               slackindex serve --open --as @alice
@@ -63,6 +68,18 @@ struct ServeCommand: AsyncParsableCommand {
                 + "$SLACKINDEX_ME, else \"me\" in the config file).", valueName: "user"))
     var asUser: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Merge this Slack-compatible Web API's search.messages into search's first page, each hit marked "
+                + "local, remote or both (token: $SLACKINDEX_REMOTE_TOKEN or \"remote_token\" in the config file).",
+            valueName: "url"))
+    var remote: String?
+
+    @Option(
+        name: .customLong("remote-deadline"),
+        help: ArgumentHelp("With --remote: seconds a search waits for the remote at most.", valueName: "seconds"))
+    var remoteDeadline = 1.5
+
     enum UIMode: String, ExpressibleByArgument, CaseIterable {
         case on, off
     }
@@ -75,6 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--rate-limit '\(rateLimit)' is not N/SECONDS (e.g. 100/10 for 100 requests in 10 s).")
         }
         if asUser != nil, !open { throw ValidationError("--as names the owner's session: it needs --open.") }
+        guard remoteDeadline > 0, remoteDeadline <= 600 else {
+            throw ValidationError("--remote-deadline must be between 0 and 600 seconds.")
+        }
         if open {
             guard ui == .on else { throw ValidationError("--open signs in to the web UI: it needs --ui on.") }
             guard let host = Self.address(listen)?.host, SlackAPIServer.isLoopback(host) else {
@@ -115,14 +135,28 @@ struct ServeCommand: AsyncParsableCommand {
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let webUI = ui == .on ? WebUI() : nil
         let signIn = try open ? webUI.map { $0.oneTimeSignInPath(userID: try owner(archive)) } : nil
+        var configuration = SlackAPIConfiguration(rateLimit: limit)
+        let client = try remote.map {
+            try SlackWebClient(
+                baseURL: $0, token: try Config.remoteToken(for: $0), policy: .interactive(deadline: .seconds(remoteDeadline)))
+        }
+        configuration.remote = client.map(SlackRemoteSearch.init)
+        configuration.remoteDeadline = .seconds(remoteDeadline)
         let app = SlackAPIServer.makeApplication(
-            archive: archive, configuration: SlackAPIConfiguration(rateLimit: limit), host: host, port: port, ui: webUI
+            archive: archive, configuration: configuration, host: host, port: port, ui: webUI
         ) { bound in
             Output.line("Serving \(path) at http://\(urlHost):\(bound)/api/")
             if webUI != nil { Output.line("Web UI at http://\(urlHost):\(bound)/") }
             if let signIn { Output.line("Sign in once at http://\(urlHost):\(bound)\(signIn)") }
+            if let remote { Output.line("Search also asks \(remote)") }
             Output.flush()
         }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            await client?.shutdown()
+            throw error
+        }
+        await client?.shutdown()
     }
 }

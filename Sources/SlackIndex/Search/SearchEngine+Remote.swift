@@ -42,46 +42,18 @@ extension SearchEngine {
     }
 
     /// `search(_:options:remote:deadline:saveRemote:)` for a parsed query; `text` is what the user typed.
-    /// Over 60 lines: the task group (remote, deadline, local in this task) and the merge that must see all three
-    /// outcomes are one structured-concurrency scope; splitting it would move child tasks across functions.
     package func search(
         _ query: SearchQuery, text: String, options: SearchOptions, remote: any RemoteSearch, deadline: Duration,
         saveRemote: Bool = false
     ) async throws -> MergedSearchResults {
         let until = ContinuousClock.now + deadline
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
-        // Remote request and deadline timer are child tasks (they inherit the caller's executor preference); the
-        // local search runs meanwhile in this task. The first of answer and deadline wins; the other is cancelled.
-        var local: Result<SearchResults, any Error> = .failure(CancellationError())
-        var localDuration = Duration.zero
-        let outcome = await withTaskGroup(of: RemoteOutcome?.self) { group -> RemoteOutcome in
-            group.addTask {
-                do {
-                    return .answered(try await remote.search(query, limit: options.limit, sort: options.sort))
-                } catch {
-                    return .failed(error)
-                }
-            }
-            group.addTask {
-                do {
-                    try await Task.sleep(until: until, clock: .continuous)
-                    return .timedOut
-                } catch {
-                    return nil
-                }
-            }
+        let (outcome, (local, localDuration)) = await Self.askRemote(
+            remote, query, limit: options.limit, sort: options.sort, until: until
+        ) {
             let localStart = ContinuousClock.now
-            local = Result { try self.search(query, text: text, options: options) }
-            localDuration = ContinuousClock.now - localStart
-            var first = RemoteOutcome.timedOut
-            while let next = await group.next() {
-                if let next {
-                    first = next
-                    break
-                }
-            }
-            group.cancelAll()
-            return first
+            let local = Result { try self.search(query, text: text, options: options) }
+            return (local, ContinuousClock.now - localStart)
         }
         var notes = (try? local.get().notes) ?? []
         let localHits = (try? local.get().hits) ?? []
@@ -90,39 +62,7 @@ extension SearchEngine {
         var saved = 0
         switch outcome {
         case .answered(let page):
-            let known = try archive.conversations()
-            let names = Dictionary(known.map { ($0.id, $0.displayName) }, uniquingKeysWith: { a, _ in a })
-            let byID = Dictionary(known.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            // Remote hits the archive lacks show their author as local hits do (display name, not handle) when
-            // the archive knows the user.
-            let shownNames = try archive.archivedUsers(ids: Set(page.hits.compactMap(\.userID))).mapValues(\.user.bestName)
-            var missing: [RemoteHit] = []
-            for hit in page.hits {
-                guard let tsKey = SlackTimestamp.parseKey(hit.ts) else { continue }
-                if let conversation = byID[hit.conversationID],
-                    let message = try archive.message(conversation: conversation, tsKey: tsKey), !message.isDeleted
-                {
-                    remoteHits.append(
-                        SearchHit(
-                            message: message, snippet: hit.snippet, score: 0, source: .both,
-                            remotePermalink: hit.permalink))
-                    continue
-                }
-                missing.append(hit)
-                let message = Message(
-                    rowID: 0, conversationID: hit.conversationID,
-                    conversation: names[hit.conversationID] ?? hit.conversationName.map { "#" + $0 }
-                        ?? hit.conversationID,
-                    ts: hit.ts, tsKey: tsKey, userID: hit.userID,
-                    user: hit.userID.flatMap { shownNames[$0] } ?? hit.username ?? hit.userID, text: hit.text,
-                    plainText: hit.text, subtype: nil, threadTS: nil, replyCount: 0, editedTS: nil, isDeleted: false,
-                    flags: [], sortKey: tsKey)
-                remoteHits.append(
-                    SearchHit(message: message, snippet: hit.snippet, score: 0, source: .remote, remotePermalink: hit.permalink))
-            }
-            if saveRemote, !missing.isEmpty {
-                saved = try Importer(archive: archive).storeRemoteHits(missing)
-            }
+            (remoteHits, saved) = try hits(of: page, saveRemote: saveRemote)
         case .failed(let error):
             problem = Self.describe(error, deadline: deadline)
         case .timedOut:
@@ -140,13 +80,92 @@ extension SearchEngine {
             remoteCount: remoteHits.count, saved: saved, localDuration: localDuration)
     }
 
-    enum RemoteOutcome: Sendable {
+    /// A remote answer's hits as the archive shows them: a hit the archive holds is its archived message, marked
+    /// `both`; any other is built from the remote's fields, marked `remote` (stored first with `saveRemote`, so it
+    /// is there offline next time). Hits with a ts that is not one are left out.
+    ///
+    /// - Returns: the hits in the remote's order, and how many were stored.
+    /// - Complexity: O(r log n) for r hits.
+    package func hits(of page: RemotePage, saveRemote: Bool) throws -> (hits: [SearchHit], saved: Int) {
+        let known = try archive.conversations()
+        let names = Dictionary(known.map { ($0.id, $0.displayName) }, uniquingKeysWith: { a, _ in a })
+        let byID = Dictionary(known.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        // Remote hits the archive lacks show their author as local hits do (display name, not handle) when the
+        // archive knows the user.
+        let shownNames = try archive.archivedUsers(ids: Set(page.hits.compactMap(\.userID))).mapValues(\.user.bestName)
+        var remoteHits: [SearchHit] = []
+        var missing: [RemoteHit] = []
+        for hit in page.hits {
+            guard let tsKey = SlackTimestamp.parseKey(hit.ts) else { continue }
+            if let conversation = byID[hit.conversationID],
+                let message = try archive.message(conversation: conversation, tsKey: tsKey), !message.isDeleted
+            {
+                remoteHits.append(
+                    SearchHit(message: message, snippet: hit.snippet, score: 0, source: .both, remotePermalink: hit.permalink))
+                continue
+            }
+            missing.append(hit)
+            let message = Message(
+                rowID: 0, conversationID: hit.conversationID,
+                conversation: names[hit.conversationID] ?? hit.conversationName.map { "#" + $0 } ?? hit.conversationID,
+                ts: hit.ts, tsKey: tsKey, userID: hit.userID,
+                user: hit.userID.flatMap { shownNames[$0] } ?? hit.username ?? hit.userID, text: hit.text,
+                plainText: hit.text, subtype: nil, threadTS: nil, replyCount: 0, editedTS: nil, isDeleted: false,
+                flags: [], sortKey: tsKey)
+            remoteHits.append(
+                SearchHit(message: message, snippet: hit.snippet, score: 0, source: .remote, remotePermalink: hit.permalink))
+        }
+        let saved = saveRemote && !missing.isEmpty ? try Importer(archive: archive).storeRemoteHits(missing) : 0
+        return (remoteHits, saved)
+    }
+
+    /// Asks `remote` while `meanwhile` runs (the local search) and returns the first of the remote's answer, its
+    /// failure and `until`, with what `meanwhile` gave; the remote request is cancelled when the deadline wins.
+    ///
+    /// The request and the deadline timer are child tasks (they inherit the caller's executor preference);
+    /// `meanwhile` runs in this task.
+    package static func askRemote<T>(
+        _ remote: any RemoteSearch, _ query: SearchQuery, limit: Int, sort: SearchSort, until: ContinuousClock.Instant,
+        meanwhile: () async -> T
+    ) async -> (RemoteOutcome, T) {
+        await withTaskGroup(of: RemoteOutcome?.self) { group -> (RemoteOutcome, T) in
+            group.addTask {
+                do {
+                    return .answered(try await remote.search(query, limit: limit, sort: sort))
+                } catch {
+                    return .failed(error)
+                }
+            }
+            group.addTask {
+                do {
+                    try await Task.sleep(until: until, clock: .continuous)
+                    return .timedOut
+                } catch {
+                    return nil
+                }
+            }
+            let value = await meanwhile()
+            var first = RemoteOutcome.timedOut
+            while let next = await group.next() {
+                if let next {
+                    first = next
+                    break
+                }
+            }
+            group.cancelAll()
+            return (first, value)
+        }
+    }
+
+    /// How a remote search ended.
+    package enum RemoteOutcome: Sendable {
         case answered(RemotePage)
         case failed(any Error)
         case timedOut
     }
 
-    static func describe(_ error: any Error, deadline: Duration) -> String {
+    /// Why a remote gave no hits, one sentence that ends "showing local results."
+    package static func describe(_ error: any Error, deadline: Duration) -> String {
         switch error {
         case RemoteError.rateLimited(_, let seconds):
             "the remote is rate-limited (Retry-After \(seconds) s); showing local results."
@@ -163,7 +182,7 @@ extension SearchEngine {
         }
     }
 
-    static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         String(format: "%.2g s", duration.seconds)
     }
 }

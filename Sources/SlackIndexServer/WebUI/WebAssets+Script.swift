@@ -536,7 +536,7 @@ extension WebAssets {
     showMode('search');
     const took = Math.round(performance.now() - started);
     const more = r.messages.matches.length && r.messages.total > (pageNumber - 1) * 20 + r.messages.matches.length;
-    const known = { q, took, gen, pageNumber, total: more ? null : r.messages.total };
+    const known = { q, took, gen, pageNumber, total: more ? null : r.messages.total, problem: r.remote_problem || '' };
     showCount(known);
     $('summary').dataset.ms = took;
     let h = '';
@@ -557,7 +557,8 @@ extension WebAssets {
   function showCount(k) {
     const n = k.total;
     const label = n === null ? 'Results' : fmtNum(n) + (n === 1 ? ' result' : ' results');
-    $('summary').textContent = n === 0 ? 'No results for “' + k.q + '”.' : label + ' for “' + k.q + '” (' + k.took + ' ms)' + (n === null ? ' · counting…' : '');
+    $('summary').textContent = (n === 0 ? 'No results for “' + k.q + '”.' : label + ' for “' + k.q + '” (' + k.took + ' ms)' + (n === null ? ' · counting…' : '')) +
+      (k.problem ? ' · Remote: ' + k.problem : '');
     const pages = n === null ? k.pageNumber + 1 : Math.ceil(n / 20);
     let p = '';
     if (pages > 1) {

@@ -19,11 +19,15 @@ struct APIFixture {
     static let adminUser = "U0T28J57VPZ"
 
     init(pages: Bool = false, rateLimit: RateLimit = RateLimit(requests: 1_000_000, interval: .seconds(1)),
-        now: (@Sendable () -> Duration)? = nil) throws
+        now: (@Sendable () -> Duration)? = nil, remote: (any RemoteSearch)? = nil,
+        remoteDeadline: Duration = .seconds(2)) throws
     {
         archive = try TestSupport.sampleArchive()
         if pages { _ = Importer(archive: archive).importPaths([TestSupport.samplePages]) }
-        api = SlackAPI(archive: archive, configuration: SlackAPIConfiguration(rateLimit: rateLimit, now: now))
+        var configuration = SlackAPIConfiguration(rateLimit: rateLimit, now: now)
+        configuration.remote = remote
+        configuration.remoteDeadline = remoteDeadline
+        api = SlackAPI(archive: archive, configuration: configuration)
         admin = try archive.createToken(userID: Self.adminUser, isAdmin: true, label: "tests").token
     }
 
