@@ -266,7 +266,7 @@ out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
   const head = [...text.childNodes].slice(0, 7).map(n => n.outerHTML || n.textContent).join('');
   const next = m.closest('section').querySelectorAll('article');
   const i = [...next].indexOf(m);
-  const bot = next[i + 1], join = next[i + 2];
+  const bot = next[i + 1], join = next[i + 2], block = next[i + 3], cast = next[i + 4];
   return {
     html: head, link: text.querySelector('a[href^=http]').getAttribute('href'),
     mention: text.querySelector('.mention:not(.loud)').textContent, here: text.querySelector('.mention.loud').textContent,
@@ -275,6 +275,11 @@ out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
     file: m.querySelector('.files li').textContent.trim(),
     bot: bot ? bot.querySelector('.meta').textContent.replace(/\\s*\\d+:\\d+.*$/, '').trim() : null,
     join_quiet: !!(join && join.classList.contains('quiet')),
+    quote: block && block.querySelector('blockquote') && block.querySelector('blockquote').textContent,
+    list: block ? [...block.querySelectorAll('ul li')].map(li => li.textContent) : null,
+    code: block && block.querySelector('pre') && block.querySelector('pre').textContent,
+    channel: block && block.querySelector('a.mention[href^="#/"]') && block.querySelector('a.mention[href^="#/"]').textContent,
+    broadcast: cast && cast.classList.contains('broadcast') && cast.querySelector('.note') ? cast.querySelector('.note').textContent : null,
   };""", SPEC["rendered"])
 
 # --- jump to a date ---

@@ -113,8 +113,8 @@ import Testing
     ]
 
     /// Messages that carry what the timeline renders: mrkdwn, a mention, @here, an emoji, an edit, a reaction, a
-    /// file; an app's message; a join; a thread broadcast.
-    static func rendered(user: String) -> [[String: Any]] {
+    /// file; an app's message; a join; a quote, a list, a code block and a channel; a thread broadcast.
+    static func rendered(user: String, general: String) -> [[String: Any]] {
         [
             [
                 "type": "message", "user": user, "ts": "1716000000.000401",
@@ -127,6 +127,10 @@ import Testing
              "ts": "1716000000.000402", "text": "Deployed"],
             ["type": "message", "subtype": "channel_join", "user": user, "ts": "1716000000.000403",
              "text": "<@\(user)> has joined the channel"],
+            ["type": "message", "user": user, "ts": "1716000000.000404",
+             "text": "&gt; quoted line\n• first\n• second\n```let x = 1 &lt; 2```\nsee <#\(general)|general>"],
+            ["type": "message", "subtype": "thread_broadcast", "user": user, "ts": "1716000000.000405",
+             "thread_ts": longThread, "text": "broadcast to the channel"],
         ]
     }
 
@@ -148,7 +152,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let user = APIFixture.dmMembers[0]
         let messages = xss.map { ts, text in ["type": "message", "user": user, "ts": ts, "text": text] as [String: Any] }
-        let page: [String: Any] = ["ok": true, "messages": messages + rendered(user: user) + longThread(user: user), "has_more": false]
+        let page: [String: Any] = ["ok": true, "messages": messages + rendered(user: user, general: general) + longThread(user: user), "has_more": false]
         try JSONSerialization.data(withJSONObject: page).write(to: folder.appendingPathComponent("history.json"))
         let imported = try CLITests.run(["--db", db, "import", folder.path, "--quiet"])
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -223,6 +227,11 @@ import Testing
         #expect(rendered["file"] as? String == "📄report.pdf 120.6 KB")
         #expect(rendered["bot"] as? String == "deploybotAPP", "the app's name and its badge")
         #expect(rendered["join_quiet"] as? Bool == true)
+        #expect(rendered["quote"] as? String == "quoted line")
+        #expect(rendered["list"] as? [String] == ["first", "second"])
+        #expect(rendered["code"] as? String == "let x = 1 < 2")
+        #expect(rendered["channel"] as? String == "#general")
+        #expect(rendered["broadcast"] as? String == "replied to a thread")
         for name in ["ui-desktop.png", "ui-phone.png"] {
             let data = try Data(contentsOf: URL(fileURLWithPath: shots).appendingPathComponent(name))
             #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]) && data.count > 10_000, "\(name)")
