@@ -216,17 +216,7 @@ extension Archive {
         match: String, excluded: String?, in conversations: [Int64]?, low: Int64, high: Int64, order: String,
         limit: Int, db: Database
     ) throws -> [SearchCandidate] {
-        var arguments: StatementArguments = [match, low, high]
-        var filters = ""
-        if let conversations {
-            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ", ")
-            filters += "AND +rowid IN (SELECT id FROM message WHERE conversation_id IN (\(marks))) "
-            arguments += StatementArguments(conversations)
-        }
-        if let excluded {
-            filters += "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
-            arguments += [excluded]
-        }
+        var (filters, arguments) = indexFilters(match: match, excluded: excluded, in: conversations, low: low, high: high)
         arguments += [limit]
         let statement = try db.cachedStatement(
             sql: """
@@ -240,6 +230,26 @@ extension Archive {
             let id: Int64 = $0[0]
             return SearchCandidate(sortKey: id, bm25: $0[1], tsKey: MessageID(rawValue: id).tsKey)
         }
+    }
+
+    /// The conditions of a query the index alone answers (`indexCandidates`, `searchCount`): the words and the
+    /// time range, then `filters` (`AND …`) for the conversations and the excluded words; `arguments` bind them
+    /// in that order.
+    private static func indexFilters(match: String, excluded: String?, in conversations: [Int64]?, low: Int64, high: Int64)
+        -> (filters: String, arguments: StatementArguments)
+    {
+        var arguments: StatementArguments = [match, low, high]
+        var filters = ""
+        if let conversations {
+            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ", ")
+            filters += "AND +rowid IN (SELECT id FROM message WHERE conversation_id IN (\(marks))) "
+            arguments += StatementArguments(conversations)
+        }
+        if let excluded {
+            filters += "AND rowid NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)"
+            arguments += [excluded]
+        }
+        return (filters, arguments)
     }
 
     /// The messages with the given ids, in the given order, with their scores.
@@ -310,8 +320,31 @@ extension Archive {
         // With a cap the scan stops at that many matches: "the" on 1M messages counts in 0.6 s, its first 1,000
         // in a few ms.
         let limit = cap.map { " LIMIT \(max(0, $0))" } ?? ""
+        let (match, excluded) = FTS5Query.match(s)
         return try pool.read { db in
-            if let positive = FTS5Query.match(s).positive {
+            // As `searchCandidates` chooses: the index alone when no filter needs the message rows, or the
+            // conversations' ids when they are few (`iterator in:#product` on 1M messages: 13,662 rows read
+            // before, 26 ids now).
+            var indexOnly = !s.hasRowFilters
+            var ids: [Int64]?
+            if !indexOnly, s.onlyInConversations, let conversations = s.inConversations,
+                try Archive.messageCount(conversations: conversations, in: db) <= Archive.idSetLimit
+            {
+                indexOnly = true
+                ids = conversations
+            }
+            if let positive = match, indexOnly {
+                let (filters, arguments) = Archive.indexFilters(
+                    match: positive, excluded: excluded, in: ids, low: low, high: high)
+                return try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM (
+                            SELECT 1 FROM message_fts WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(filters)
+                            \(limit))
+                        """, arguments: arguments) ?? 0
+            }
+            if let positive = match {
                 var arguments: StatementArguments = [positive, low, high]
                 arguments += filterArguments
                 return try Int.fetchOne(

@@ -149,11 +149,7 @@ enum Output {
 
     /// `2024-06-12 14:03` in the given time zone.
     static func localTime(_ seconds: Int64, timeZone: TimeZone = .current) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        Day.localMinute(seconds, in: timeZone)
     }
 
     /// `2024-06-12T14:03:05+02:00`: ISO 8601 with the zone's offset, for CSV.

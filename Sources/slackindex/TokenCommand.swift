@@ -48,7 +48,8 @@ struct TokenCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the tokens (never their secrets).")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the tokens (never their secrets).")
 
         @OptionGroup var global: GlobalOptions
 
@@ -72,7 +73,8 @@ struct TokenCommand: ParsableCommand {
     }
 
     struct Revoke: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a token: it stops working at once.")
+        static let configuration = CommandConfiguration(
+            commandName: "revoke", abstract: "Remove a token: it stops working at once.")
 
         @OptionGroup var global: GlobalOptions
 
@@ -85,7 +87,8 @@ struct TokenCommand: ParsableCommand {
     }
 
     struct Users: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the archive's users a token can act as.")
+        static let configuration = CommandConfiguration(
+            commandName: "users", abstract: "List the archive's users a token can act as.")
 
         @OptionGroup var global: GlobalOptions
 

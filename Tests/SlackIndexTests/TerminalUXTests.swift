@@ -310,6 +310,45 @@ import Testing
         #expect(MessageRenderer.wrap("日本語日本語", width: 4, continuation: "") == ["日本", "語日", "本語"])
     }
 
+    /// The table lookup (binary search over its lines) finds every name the table has, with its emoji, and
+    /// nothing else.
+    @Test func everyStandardEmojiIsFoundByNameAndNothingElse() {
+        var expected: [String: String] = [:]
+        for line in standardEmojiTable.split(separator: "\n") {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            expected[String(line[..<space])] = String(line[line.index(after: space)...])
+        }
+        #expect(expected.count > 2_900)
+        for (name, emoji) in expected { #expect(MessageRenderer.standardEmoji(name) == emoji, "\(name)") }
+        for name in ["", " ", "+", "0", "thumbs", "thumbsupp", "zzzzzz", "\u{10FFFF}", "tada ", "tad", "Tada", "+1 ", "!"] {
+            #expect(MessageRenderer.standardEmoji(name) == nil, "\(name)")
+        }
+    }
+
+    /// `search`'s and `history`'s times by arithmetic equal what a DateFormatter says, across zones, DST changes,
+    /// leap days and times before 1970; out-of-range times are clamped, not trapped.
+    @Test func localMinutesEqualTheFormattersAnywhereAnytime() throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let times: [Int64] = [
+            0, -1, -86_400, -86_401, 951_782_400, 951_868_799, 1_710_054_000, 1_710_053_999, 1_730_595_600,
+            1_715_023_066, 4_102_444_800, -2_208_988_800, 253_402_200_000, 100_000_000_000,
+        ] + (0..<200).map { Int64($0) * 7_919_993 + 946_684_800 }
+        for zone in ["UTC", "America/New_York", "Europe/Paris", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Chatham"] {
+            let timeZone = try #require(TimeZone(identifier: zone))
+            formatter.timeZone = timeZone
+            for seconds in times {
+                let expected = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+                #expect(Day.localMinute(seconds, in: timeZone) == expected, "\(zone) \(seconds)")
+            }
+        }
+        for extreme in [Int64.min, Int64.max, -100_000_000_000, 300_000_000_000] {
+            let text = Day.localMinute(extreme, in: TimeZone(identifier: "Pacific/Chatham")!)
+            #expect(text.count == 16 && (text.hasPrefix("0001-01-0") || text.hasPrefix("9999-12-31")), "\(extreme): \(text)")
+        }
+    }
+
     @Test func linksBecomeHyperlinkMarkersWithTheirURLsInOrder() {
         var renderer = MessageRenderer(width: 30)
         renderer.hyperlinks = true
