@@ -6,7 +6,8 @@ Usage: web_ui_speed.py BASE_URL TOKEN CHANNEL_ID PAGES QUERY...
 - first useful paint: BASE/#/CHANNEL loaded 10 times; the script notes performance.now() in the frame after the
   first messages are placed (body[data-paint]), i.e. ms since the navigation started.
 - search: for each query, the box is given the query and an `input` event (the last keystroke), and the time until
-  the result summary changes is taken in the page (debounce, request, server, render): p50 and max.
+  the result summary names that query is taken in the page (debounce, request, server, render): p50 and max. The
+  results come before their count (which follows in its own request).
 - scroll back: PAGES older pages loaded by scrolling to the top; each page's request from the Resource Timing API
   (responseStart - requestStart: server time plus loopback) and the whole request.
 Prints JSON.
@@ -52,8 +53,12 @@ for query in QUERIES:
       const q = document.getElementById('q');
       setTimeout(() => {
         const start = performance.now();
-        new MutationObserver((_, o) => { o.disconnect(); done(Math.round(performance.now() - start)); })
-          .observe(summary, { childList: true, characterData: true, subtree: true });
+        // The summary names the query once its results are shown (an earlier query's count may land first).
+        new MutationObserver((_, o) => {
+          if (!summary.textContent.includes('“' + query + '”')) return;
+          o.disconnect();
+          done(Math.round(performance.now() - start));
+        }).observe(summary, { childList: true, characterData: true, subtree: true });
         q.value = query;
         q.dispatchEvent(new Event('input'));
       }, 300);
