@@ -29,6 +29,48 @@ import Testing
         #expect(!summary.hasSkips)
     }
 
+    /// The zip's listing: listings and day files inside a wrapping folder, day files read by their entry (and
+    /// named `zip:path`), everything else reported or left aside as before the directory was kept once.
+    @Test func aWrappedExportsDayFilesListingsAndOddEntries() throws {
+        var zip = ZipWriter()
+        zip.add("export/channels.json", #"[{"id": "C1", "name": "général"}, {"id": "C2", "name": "random"}]"#)
+        zip.add("export/users.json", "[]")
+        zip.add("export/général/2023-11-14.json", Self.good)
+        zip.add("export/général/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0200"))
+        zip.add("export/random/2023-11-14.json", Self.good.replacingOccurrences(of: "0100", with: "0300"))
+        zip.add("export/random/notes.txt", "not a day")
+        zip.add("export/random/.DS_Store", "hidden")
+        zip.add("export/random/deeper/2023-11-14.json", Self.good)
+        zip.add("export/__MACOSX/random/._2023-11-14.json", "resource fork")
+        zip.add("export/../2023-11-14.json", Self.good)
+        zip.add("elsewhere/2023-11-14.json", Self.good)
+        let url = try Self.write(zip, "wrapped.zip")
+        let source = try ZipExportSource(path: url.path)
+        #expect(source.dayFiles.map { "\($0.folder)/\($0.name)" } == [
+            "général/2023-11-14.json", "général/2023-11-15.json", "random/2023-11-14.json",
+        ])
+        #expect(source.dayFiles.map(\.displayPath) == source.dayFiles.map { "\(url.path):export/\($0.folder)/\($0.name)" })
+        #expect(source.folders == ["général", "random"])
+        #expect(source.ignoredFiles == [
+            "\(url.path):export/__MACOSX/random/._2023-11-14.json", "\(url.path):export/random/deeper/2023-11-14.json",
+            "\(url.path):export/random/notes.txt",
+        ])
+        #expect(source.unreadable.map(\.path) == ["\(url.path):export/../2023-11-14.json"])
+        #expect(try source.listing("channels.json").map { String(decoding: $0, as: UTF8.self) }?.contains("général") == true)
+        #expect(try source.listing("users.json") == Data("[]".utf8))
+        #expect(try source.listing("groups.json") == nil)
+        for file in source.dayFiles {
+            #expect(try source.read(file).count == Int(file.size), "\(file.displayPath)")
+        }
+        #expect(String(decoding: try source.read(source.dayFiles[1]), as: UTF8.self).contains("0200"))
+        // Entries of one folder share its strings: one folder and one container string per folder.
+        let first = source.dayFiles[0]
+        let second = source.dayFiles[1]
+        #expect(first.container == second.container && first.folder == second.folder)
+        let summary = try Self.importZip(url)
+        #expect(summary.messagesAdded == 3)
+    }
+
     @Test func deflatedEntriesMatchTheFolder() throws {
         // sample-data/export.zip is deflated by the generator; every entry must inflate to the folder's bytes.
         let reader = try ZipReader(path: TestSupport.sampleZip)

@@ -285,7 +285,7 @@ extension WebAssets {
       }
       h += '</ul>';
     }
-    list.innerHTML = h || '<p class="none">No conversation matches.</p>';
+    list.innerHTML = h || (S.listed ? '<p class="none">No conversation matches.</p>' : '<p class="none">Loading…</p>');
   }
 
   // ---- timeline ----
@@ -776,6 +776,7 @@ extension WebAssets {
     S.me = auth.user_id;
     addUsers(convs.users);
     S.convs = convs.conversations;
+    S.listed = true;
     for (const c of S.convs) addConv(c);
     S.convs.sort((a, b) => a.label.localeCompare(b.label));
     if (S.conv) showTitle();
