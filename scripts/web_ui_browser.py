@@ -190,8 +190,10 @@ wait(lambda: js("return document.getElementById('thread').hidden"), "Esc to clos
 
 # --- a thread longer than a page: scrolling the panel reads the rest, each reply once ---
 open_hash("#/%s/%s" % (SPEC["thread_channel"], SPEC["long_thread"]))
-wait(lambda: loaded(SPEC["long_thread"]), "the long thread's parent")
-driver.find_element(By.CSS_SELECTOR, "#m-%s button.replies" % SPEC["long_thread"].replace(".", "\\.")).click()
+# The link's own rendering marks the parent (the conversation may still show an earlier rendering with it).
+wait(lambda: js("const m = document.getElementById('m-' + arguments[0]); return !!m && m.classList.contains('linked')",
+                SPEC["long_thread"]), "the long thread's parent, linked")
+js("document.querySelector('#m-' + CSS.escape(arguments[0]) + ' button.replies').click()", SPEC["long_thread"])
 wait(lambda: js("return document.querySelectorAll('#threadlist article').length") >= 50, "the long thread's first page")
 for _ in range(10):
     n = js("return document.querySelectorAll('#threadlist article').length")
