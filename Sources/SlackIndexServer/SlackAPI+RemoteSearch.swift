@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import SlackIndex
+import Synchronization
 
 /// What the remote gave a merged search: its hits as the archive shows them, or why there are none.
 struct RemoteAnswer: Sendable {
@@ -19,7 +20,12 @@ extension SlackAPI {
     /// is late or fails, the archive's hits come alone and `remote_problem` says why. Access: the remote answers
     /// with the server's own credentials, so a remote hit is kept only when the archive has its conversation and
     /// the token sees that conversation (a hit in a conversation the archive does not know is left out: nothing
-    /// says who may read it). `total` is the archive's count plus the remote-only hits on the page.
+    /// says who may read it). The first page keeps all the archive's hits of that page and adds the remote's that
+    /// the archive does not have (so it may hold more than `count`); a remote hit the archive has but ranks on a
+    /// later page stays there. `me` is the token's user for the remote too (the remote's own `me` would be the
+    /// server's credential); a session without a user does not ask the remote for a query naming `me`. After
+    /// the remote answers `ratelimited`, it is not asked again until its `Retry-After` has passed. `total` is
+    /// the archive's count plus the remote-only hits on the page.
     /// - Complexity: that of `searchMessages`, plus O(r log n) archive lookups for the remote's r hits.
     func mergedSearch(parameters: [String: String], caller: APICaller, remote: any RemoteSearch) async
         -> SlackAPIResponse
@@ -40,30 +46,64 @@ extension SlackAPI {
         guard page.number == 1, !query.isEmpty else {
             return await answered { try self.searchAnswer(page, hits: try self.localHits(page), remote: RemoteAnswer()) }
         }
+        if let problem = remoteWaitProblem() {
+            return await answered {
+                try self.searchAnswer(page, hits: try self.localHits(page), remote: RemoteAnswer(problem: problem))
+            }
+        }
+        guard let remoteQuery = query.replacingMe(with: page.token.userID.isEmpty ? nil : page.token.userID) else {
+            let problem = "the remote was not asked: this session has no user for 'me' (serve --open --as NAME)."
+            return await answered {
+                try self.searchAnswer(page, hits: try self.localHits(page), remote: RemoteAnswer(problem: problem))
+            }
+        }
         let (outcome, local) = await SearchEngine.askRemote(
-            remote, query, limit: page.count, sort: page.options.sort, until: until
+            remote, remoteQuery, limit: page.count, sort: page.options.sort, until: until
         ) {
             await onSearchThread { try self.localHits(page) }
         }
         return await answered {
             let found = try local.get()
-            let remoteAnswer = try self.remoteAnswer(outcome, for: page)
+            let remoteAnswer = self.remoteAnswer(outcome, for: page, shown: found.hits)
+            let remoteOnly = remoteAnswer.hits.filter { $0.source == .remote }.count
             let merged = ResultMerger.merge(
-                local: found.hits, remote: remoteAnswer.hits, sort: page.options.sort, limit: page.count)
-            let remoteOnly = merged.filter { $0.source == .remote }.count
+                local: found.hits, remote: remoteAnswer.hits, sort: page.options.sort,
+                limit: found.hits.count + remoteOnly)
             return try self.searchAnswer(page, hits: (merged, found.total + remoteOnly), remote: remoteAnswer)
         }
     }
 
-    /// The remote's outcome as hits the token may see, or the problem.
-    private func remoteAnswer(_ outcome: SearchEngine.RemoteOutcome, for page: SearchPage) throws -> RemoteAnswer {
+    /// Why the remote is not asked now: it answered `ratelimited` and its `Retry-After` has not passed.
+    private func remoteWaitProblem() -> String? {
+        let until = remotePause.withLock { $0 }
+        guard let until, until > ContinuousClock.now else { return nil }
+        let seconds = max(1, Int((until - ContinuousClock.now).seconds.rounded(.up)))
+        return "the remote is rate-limited for \(seconds) s more; showing local results."
+    }
+
+    /// The remote's outcome as hits to merge into `shown` (the archive's hits on the page), or the problem: hits
+    /// the token may see, either not in the archive or among `shown`. A failure to read them is a problem too.
+    private func remoteAnswer(_ outcome: SearchEngine.RemoteOutcome, for page: SearchPage, shown: [SearchHit])
+        -> RemoteAnswer
+    {
         switch outcome {
         case .answered(let remotePage):
-            let hits = try engine.hits(of: remotePage, saveRemote: false).hits.filter { hit in
-                try archive.visibleConversation(id: hit.message.conversationID, to: page.token) != nil
+            let onPage = Set(shown.map { "\($0.message.conversationID) \($0.message.ts)" })
+            do {
+                let hits = try engine.hits(of: remotePage, saveRemote: false).hits.filter { hit in
+                    guard hit.source == .remote || onPage.contains("\(hit.message.conversationID) \(hit.message.ts)")
+                    else { return false }
+                    return try archive.visibleConversation(id: hit.message.conversationID, to: page.token) != nil
+                }
+                return RemoteAnswer(hits: hits)
+            } catch {
+                return RemoteAnswer(problem: "the remote's results could not be matched with the archive (\(error)).")
             }
-            return RemoteAnswer(hits: hits)
         case .failed(let error):
+            if case RemoteError.rateLimited(_, let seconds) = error {
+                let until = ContinuousClock.now + .seconds(max(1, min(seconds, 3_600)))
+                remotePause.withLock { $0 = max($0 ?? until, until) }
+            }
             return RemoteAnswer(problem: SearchEngine.describe(error, deadline: configuration.remoteDeadline))
         case .timedOut:
             // Described as a cancelled request is: "did not answer within …".

@@ -111,7 +111,8 @@ extension SlackAPI {
     /// `slackindex.count`: how many messages `query` matches among those the token sees, exactly as
     /// `search.messages` counts them (`{"total": N}`). Unknown names count 0.
     ///
-    /// - Complexity: O(matches) (each match's message is read to apply the filters).
+    /// - Complexity: O(matches) through the index (plus each match's message row when a filter other than `in:`
+    ///   over small conversations needs it), as `Archive.searchCount` chooses.
     func searchCount(_ request: APIRequest) throws -> [(String, JSONValue)] {
         let query = request.string("query")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard !query.isEmpty else { throw APIFailure(code: "no_query") }

@@ -69,6 +69,8 @@ public final class SlackAPI: Sendable {
     let searchPool: NIOThreadPool
     /// Searches in flight per presented token.
     let searches = Mutex<[String: Int]>([:])
+    /// Until when the remote is not asked (it answered `ratelimited` with this `Retry-After`).
+    let remotePause = Mutex<ContinuousClock.Instant?>(nil)
 
     /// The methods served.
     public static let methods: Set<String> = [

@@ -141,20 +141,26 @@ extension Archive {
 
     /// The users with the given ids that the archive knows, by id.
     ///
+    /// Asked 500 ids a statement: a page full of mentions must not pass SQLite's limit on bound variables
+    /// (32,766 in default builds).
     /// - Complexity: O(k log n) for k ids.
     package func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser] {
         guard !ids.isEmpty else { return [:] }
-        let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
+        let all = Array(ids)
         return try pool.read { db in
             var out: [String: ArchivedUser] = [:]
-            for row in try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(UserColumns.list), team_id, time_zone
-                    FROM user WHERE id IN \(list)
-                    """, arguments: StatementArguments(Array(ids)))
-            {
-                out[row["id"]] = Archive.archivedUserRow(row)
+            for start in stride(from: 0, to: all.count, by: 500) {
+                let chunk = Array(all[start..<min(start + 500, all.count)])
+                let list = "(" + chunk.map { _ in "?" }.joined(separator: ",") + ")"
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT \(UserColumns.list), team_id, time_zone
+                        FROM user WHERE id IN \(list)
+                        """, arguments: StatementArguments(chunk))
+                {
+                    out[row["id"]] = Archive.archivedUserRow(row)
+                }
             }
             return out
         }

@@ -77,8 +77,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("remote-deadline"),
-        help: ArgumentHelp("With --remote: seconds a search waits for the remote at most.", valueName: "seconds"))
-    var remoteDeadline = 1.5
+        help: ArgumentHelp("With --remote: seconds a search waits for the remote at most (default 1.5).", valueName: "seconds"))
+    var remoteDeadline: Double?
 
     enum UIMode: String, ExpressibleByArgument, CaseIterable {
         case on, off
@@ -92,7 +92,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--rate-limit '\(rateLimit)' is not N/SECONDS (e.g. 100/10 for 100 requests in 10 s).")
         }
         if asUser != nil, !open { throw ValidationError("--as names the owner's session: it needs --open.") }
-        guard remoteDeadline > 0, remoteDeadline <= 600 else {
+        if remote == nil, remoteDeadline != nil {
+            throw ValidationError("--remote-deadline is how long search waits for --remote: it needs --remote URL.")
+        }
+        guard (0...600).contains(remoteDeadline ?? 1.5), remoteDeadline ?? 1.5 > 0 else {
             throw ValidationError("--remote-deadline must be between 0 and 600 seconds.")
         }
         if open {
@@ -104,12 +107,21 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The user id of the owner's session: `--as`, else `$SLACKINDEX_ME`, else the config file's `me`; empty
-    /// when none is set (then `from:me` matches no one).
+    /// The user id of the owner's session: `--as` (an error when it names no one), else `$SLACKINDEX_ME`, else
+    /// the config file's `me` (a warning when the archive has no such user: one config may serve several
+    /// archives); empty when none is set or found (then `from:me` matches no one).
     private func owner(_ archive: Archive) throws -> String {
+        let engine = SearchEngine(archive: archive)
+        if let asUser { return try engine.userID(named: asUser) }
         let environment = ProcessInfo.processInfo.environment["SLACKINDEX_ME"]
-        guard let me = try asUser ?? environment ?? Config.load().me else { return "" }
-        return try SearchEngine(archive: archive).userID(named: me)
+        guard let me = try environment ?? Config.load().me else { return "" }
+        do {
+            return try engine.userID(named: me)
+        } catch {
+            let source = environment != nil ? "$SLACKINDEX_ME" : "\"me\" in \(Config.path())"
+            Output.error("warning: \(source) is '\(me)', not a user of this archive: the owner's session has no user (--as NAME names one).")
+            return ""
+        }
     }
 
     /// `host:port` or `[v6]:port` → (host, port).
@@ -136,12 +148,12 @@ struct ServeCommand: AsyncParsableCommand {
         let webUI = ui == .on ? WebUI() : nil
         let signIn = try open ? webUI.map { $0.oneTimeSignInPath(userID: try owner(archive)) } : nil
         var configuration = SlackAPIConfiguration(rateLimit: limit)
+        let deadline = Duration.seconds(remoteDeadline ?? 1.5)
         let client = try remote.map {
-            try SlackWebClient(
-                baseURL: $0, token: try Config.remoteToken(for: $0), policy: .interactive(deadline: .seconds(remoteDeadline)))
+            try SlackWebClient(baseURL: $0, token: try Config.remoteToken(for: $0), policy: .interactive(deadline: deadline))
         }
         configuration.remote = client.map(SlackRemoteSearch.init)
-        configuration.remoteDeadline = .seconds(remoteDeadline)
+        configuration.remoteDeadline = deadline
         let app = SlackAPIServer.makeApplication(
             archive: archive, configuration: configuration, host: host, port: port, ui: webUI
         ) { bound in

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
@@ -41,7 +42,9 @@ import Testing
 
     @Test func theFirstPageMergesTheRemoteMarkedBySourceUnderTheTokensRules() async throws {
         let (page, general, matching, held) = try Self.remotePage()
-        let f = try APIFixture(remote: FakeRemoteSearch(behaviour: .answer(page, after: .milliseconds(5))))
+        // A long deadline: this test is about the merge, and a loaded machine may take seconds to search.
+        let f = try APIFixture(
+            remote: FakeRemoteSearch(behaviour: .answer(page, after: .milliseconds(5))), remoteDeadline: .seconds(120))
         let outsider = try f.token(for: APIFixture.outsider)
         let local = try await f.ok("slackindex.count", ["query": Self.word], token: f.admin)["total"] as? Int ?? 0
 
@@ -49,7 +52,7 @@ import Testing
         let sources = Dictionary(Self.matches(admin).map { (Self.key($0), $0["source"] as? String ?? "none") },
             uniquingKeysWith: { a, _ in a })
         #expect(sources["\(general) \(matching)"] == "both")
-        #expect(sources["\(general) \(held)"] == "both", "a held message only the remote returned")
+        #expect(sources["\(general) \(held)"] == nil, "a message the archive has but does not rank here stays off")
         #expect(sources["\(general) 1400000000.000100"] == "remote")
         #expect(sources["\(APIFixture.dm) 1400000000.000200"] == "remote", "the admin sees the DM")
         #expect(sources["C0NOTINARCHIVE 1400000000.000300"] == nil, "no one is known to see an unknown conversation")
@@ -71,9 +74,10 @@ import Testing
         #expect(Self.matches(second).allSatisfy { $0["source"] as? String == "local" })
     }
 
-    /// A remote 60 s late: the answer comes at the deadline (0.3 s; the bound is loose for a loaded debug build).
+    /// A remote 300 s late: the answer comes at the deadline (0.3 s; the bound, 120 s, is loose because the whole
+    /// suite on 2 cores can hold a search back for tens of seconds, yet it fails if the answer waited for the remote).
     @Test(arguments: [
-        (FakeRemoteSearch.Behaviour.answer(RemotePage(hits: [], total: 0), after: .seconds(60)), "did not answer within"),
+        (FakeRemoteSearch.Behaviour.answer(RemotePage(hits: [], total: 0), after: .seconds(300)), "did not answer within"),
         (.fail(.http(method: "search.messages", status: 503), after: .zero), "HTTP 503"),
     ])
     func aSlowOrFailingRemoteGivesTheArchivesHitsInTime(behaviour: FakeRemoteSearch.Behaviour, problem: String)
@@ -82,7 +86,7 @@ import Testing
         let f = try APIFixture(remote: FakeRemoteSearch(behaviour: behaviour), remoteDeadline: .milliseconds(300))
         let started = ContinuousClock.now
         let body = try await f.ok("search.messages", ["query": Self.word, "count": "10"], token: f.admin)
-        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(ContinuousClock.now - started < .seconds(120))
         #expect(Self.matches(body).count == 10)
         #expect(Self.matches(body).allSatisfy { $0["source"] as? String == "local" })
         #expect((body["remote_problem"] as? String)?.contains(problem) == true, "\(body["remote_problem"] ?? "")")
@@ -91,10 +95,80 @@ import Testing
         try await f.fails("search.messages", ["query": Self.word], token: "xoxp-slackindex-wrong", with: "invalid_auth")
     }
 
+    /// Page 1 keeps every hit the archive alone gives it and adds the remote's others; page 2 is unchanged.
+    @Test func theArchivesHitsAllStayWhenTheRemoteAddsSome() async throws {
+        let (page, general, _, _) = try Self.remotePage()
+        let plain = try APIFixture()
+        let merged = try APIFixture(remote: FakeRemoteSearch(behaviour: .answer(page, after: .zero)), remoteDeadline: .seconds(120))
+        for sort in ["score", "timestamp"] {
+            let arguments = ["query": Self.word, "count": "20", "sort": sort]
+            let alone = Set(Self.matches(try await plain.ok("search.messages", arguments, token: plain.admin)).map(Self.key))
+            let first = Self.matches(try await merged.ok("search.messages", arguments, token: merged.admin))
+            let keys = first.map(Self.key)
+            #expect(Set(keys).isSuperset(of: alone), "\(sort): \(alone.subtracting(keys))")
+            #expect(keys.count == Set(keys).count)
+            #expect(Set(keys).subtracting(alone) == ["\(general) 1400000000.000100", "\(APIFixture.dm) 1400000000.000200"])
+            var second = arguments
+            second["page"] = "2"
+            let later = try await merged.ok("search.messages", second, token: merged.admin)
+            let laterAlone = try await plain.ok("search.messages", second, token: plain.admin)
+            #expect(Self.matches(later).map(Self.key) == Self.matches(laterAlone).map(Self.key))
+            #expect(Set(Self.matches(later).map(Self.key)).isDisjoint(with: keys), "no hit on two pages")
+        }
+    }
+
+    /// `me` is the token's user for the remote too; a session without a user does not ask the remote for `me`.
+    @Test func meIsTheTokensUserOnTheRemote() async throws {
+        let remote = RecordingRemote()
+        let f = try APIFixture(remote: remote, remoteDeadline: .seconds(120))
+        let member = try f.token(for: APIFixture.dmMembers[0])
+        _ = try await f.ok("search.messages", ["query": "\(Self.word) from:me in:@me"], token: member)
+        let asked = try #require(remote.queries.last)
+        #expect(asked.contains("from:<@\(APIFixture.dmMembers[0])>") && asked.contains("in:<@\(APIFixture.dmMembers[0])>"), "\(asked)")
+        #expect(!asked.contains("me"), "\(asked)")
+
+        // An owner's session (serve --open) without --as: an admin record with no user.
+        let record = APIToken(id: 0, userID: "", isAdmin: true, created: 0, label: "owner")
+        let before = remote.queries.count
+        let body = await f.api.call("search.messages", parameters: ["query": "\(Self.word) from:me"], caller: .record(record, key: "s"))
+        #expect(remote.queries.count == before, "the remote is not asked for a 'me' nobody is")
+        #expect(body.body.contains("has no user for 'me'"), "\(body.body)")
+    }
+
+    /// After `ratelimited`, the remote rests for its Retry-After: searches answer locally without asking it.
+    @Test func aRateLimitedRemoteIsLeftAloneForItsRetryAfter() async throws {
+        let remote = RecordingRemote(failure: .rateLimited(method: "search.messages", retryAfter: 30))
+        let f = try APIFixture(remote: remote, remoteDeadline: .seconds(120))
+        let first = try await f.ok("search.messages", ["query": Self.word], token: f.admin)
+        #expect((first["remote_problem"] as? String)?.contains("rate-limited") == true)
+        let second = try await f.ok("search.messages", ["query": "\(Self.word) deploy"], token: f.admin)
+        #expect((second["remote_problem"] as? String)?.contains("rate-limited for") == true, "\(second["remote_problem"] ?? "")")
+        #expect(remote.queries.count == 1)
+        #expect(!Self.matches(first).isEmpty)
+    }
+
     @Test func withoutARemoteMatchesCarryNoSource() async throws {
         let f = try APIFixture()
         let body = try await f.ok("search.messages", ["query": Self.word], token: f.admin)
         #expect(!Self.matches(body).isEmpty && Self.matches(body).allSatisfy { $0["source"] == nil })
+    }
+}
+
+/// A remote that notes each query it is asked (in Slack syntax) and answers nothing, or fails.
+final class RecordingRemote: RemoteSearch, Sendable {
+    private let asked = Mutex<[String]>([])
+    let failure: RemoteError?
+
+    init(failure: RemoteError? = nil) {
+        self.failure = failure
+    }
+
+    var queries: [String] { asked.withLock { $0 } }
+
+    func search(_ query: SearchQuery, limit: Int, sort: SearchSort) async throws -> RemotePage {
+        asked.withLock { $0.append(query.slackSyntax) }
+        if let failure { throw failure }
+        return RemotePage(hits: [], total: 0)
     }
 }
 
@@ -116,7 +190,7 @@ import Testing
         let (process, out, _) = try CLITests.launch(
             executable: try #require(CLITests.binary),
             ["--db", localDB, "serve", "--listen", "127.0.0.1:0", "--ui", "off", "--remote", remote.url,
-             "--remote-deadline", "10"],
+             "--remote-deadline", "60"],
             environment: ["HOME": home, "XDG_CONFIG_HOME": home + "/config", "SLACKINDEX_REMOTE_TOKEN": token])
         defer {
             process.interrupt()

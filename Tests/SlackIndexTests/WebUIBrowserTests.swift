@@ -85,6 +85,7 @@ import Testing
         (["--open", "--listen", "0.0.0.0:8080"], "--open prints a sign-in link with an admin's view"),
         (["--ui", "maybe"], "--ui"),
         (["--as", "someone"], "--as names the owner's session: it needs --open."),
+        (["--remote-deadline", "3"], "--remote-deadline is how long search waits for --remote: it needs --remote URL."),
     ])
     func flagsAreChecked(arguments: [String], message: String) throws {
         let run = try CLITests.run(["serve"] + arguments)

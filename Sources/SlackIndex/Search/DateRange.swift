@@ -54,7 +54,7 @@ public struct Day: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// zone's offset at that instant, then the civil date): a `DateFormatter` made per line cost ICU's formatter
     /// set-up, a tenth of a short `search`. Times outside 0001…9999 are clamped to those years.
     /// - Complexity: O(1).
-    public static func localMinute(_ seconds: Int64, in timeZone: TimeZone) -> String {
+    package static func localMinute(_ seconds: Int64, in timeZone: TimeZone) -> String {
         let clamped = max(-62_135_596_800, min(253_402_300_799, seconds))
         let local = clamped + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(clamped))))
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400

@@ -279,7 +279,7 @@ public struct SearchEngine: Sendable {
     /// The id of the user `name` names, as `from:` reads it: a handle (with or without `@`), display or real name.
     ///
     /// - Throws: `SearchError.unknownUser` with the closest handles, `SearchError.ambiguousUser`.
-    public func userID(named name: String) throws -> String {
+    package func userID(named name: String) throws -> String {
         try userID(.handle(name), options: SearchOptions())
     }
 

@@ -84,6 +84,38 @@ public struct SearchQuery: Sendable, Equatable {
         case dmWith(UserRef)
     }
 
+    /// The query with `me` (in `from:`, `to:`, `with:`, `in:@me`) replaced by `user`, for a service where `me`
+    /// would be someone else (a remote asked with another person's token); nil when the query names `me` and
+    /// `user` is nil.
+    package func replacingMe(with user: String?) -> SearchQuery? {
+        func person(_ ref: UserRef) -> UserRef? {
+            guard ref == .me else { return ref }
+            return user.map { .id($0) }
+        }
+        var copy = self
+        var filters: [Filter] = []
+        for filter in self.filters {
+            switch filter {
+            case .from(let ref, let negated):
+                guard let ref = person(ref) else { return nil }
+                filters.append(.from(ref, negated: negated))
+            case .to(let ref):
+                guard let ref = person(ref) else { return nil }
+                filters.append(.to(ref))
+            case .with(let ref):
+                guard let ref = person(ref) else { return nil }
+                filters.append(.with(ref))
+            case .inConversation(.dmWith(let ref), let negated):
+                guard let ref = person(ref) else { return nil }
+                filters.append(.inConversation(.dmWith(ref), negated: negated))
+            default:
+                filters.append(filter)
+            }
+        }
+        copy.filters = filters
+        return copy
+    }
+
     /// A person named by `from:`, `to:`, `with:` or `in:@…`.
     public enum UserRef: Sendable, Hashable {
         /// A handle or display name without `@` (`@alice`, `alice`, `"Alice Smith"`), case as typed.

@@ -536,7 +536,10 @@ extension WebAssets {
     showMode('search');
     const took = Math.round(performance.now() - started);
     const more = r.messages.matches.length && r.messages.total > (pageNumber - 1) * 20 + r.messages.matches.length;
-    const known = { q, took, gen, pageNumber, total: more ? null : r.messages.total, problem: r.remote_problem || '' };
+    // A count already made for this query (another page, another order) is used again.
+    const counted = S.counted && S.counted.q === q ? S.counted.total : null;
+    const total = more ? counted : r.messages.total;
+    const known = { q, took, gen, pageNumber, total, problem: r.remote_problem || '' };
     showCount(known);
     $('summary').dataset.ms = took;
     let h = '';
@@ -550,14 +553,15 @@ extension WebAssets {
         '</div><div class="snip">' + marked + '</div></a></li>';
     }
     $('hits').innerHTML = h;
-    if (more) countLater(known);
+    if (more && counted === null) countLater(known);
   }
 
   // The summary and the pager: `total` null while the count is on its way.
   function showCount(k) {
     const n = k.total;
     const label = n === null ? 'Results' : fmtNum(n) + (n === 1 ? ' result' : ' results');
-    $('summary').textContent = (n === 0 ? 'No results for “' + k.q + '”.' : label + ' for “' + k.q + '” (' + k.took + ' ms)' + (n === null ? ' · counting…' : '')) +
+    const pending = n !== null ? '' : k.failed ? ' · the count is unavailable' : ' · counting…';
+    $('summary').textContent = (n === 0 ? 'No results for “' + k.q + '”.' : label + ' for “' + k.q + '” (' + k.took + ' ms)' + pending) +
       (k.problem ? ' · Remote: ' + k.problem : '');
     const pages = n === null ? k.pageNumber + 1 : Math.ceil(n / 20);
     let p = '';
@@ -578,10 +582,12 @@ extension WebAssets {
     try {
       if (k.gen === S.sgen) {
         const r = await api('slackindex.count', { query: k.q });
+        S.counted = { q: k.q, total: r.total };
         if (k.gen === S.sgen) showCount(Object.assign(k, { total: r.total }));
       }
     } catch (e) {
-      // The results stay; only their number is missing.
+      // The results stay; the summary says their number is missing.
+      if (k.gen === S.sgen) showCount(Object.assign(k, { failed: true }));
     } finally {
       counting = false;
       if (countNext) { const next = countNext; countNext = null; countLater(next); }
@@ -779,7 +785,7 @@ extension WebAssets {
     S.listed = true;
     for (const c of S.convs) addConv(c);
     S.convs.sort((a, b) => a.label.localeCompare(b.label));
-    if (S.conv) showTitle();
+    if (S.conv) { showTitle(); markStart(); }
     renderSidebar();
     document.body.classList.add('ready');
     if (!linked) {

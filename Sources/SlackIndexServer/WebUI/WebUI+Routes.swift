@@ -33,7 +33,8 @@ struct WebAsset: Sendable {
                 hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
             }
         }
-        return String(hash, radix: 16)
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }()
 
     /// `page` with `{{v}}` replaced by the assets' version.
