@@ -61,6 +61,7 @@ import Testing
                 memberCookie = try Self.cookiePair(cookie)
             }
             try await client.execute(uri: "/", method: .get, headers: [.cookie: memberCookie]) { response in
+                #expect(response.headers[.cacheControl] == "no-store", "the signed-in page is never kept")
                 #expect(
                     String(buffer: response.body).contains(#"<script src="/ui/app.js?v=\#(WebAsset.version)" defer></script>"#))
             }
