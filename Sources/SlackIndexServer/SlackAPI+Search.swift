@@ -32,6 +32,8 @@ extension SlackAPI {
         options.me = request.token.userID
         options.timeZone = me?.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
         options.allowedConversations = try archive.visibleConversationRowIDs(to: request.token)
+        // As Slack's search: a word also finds its variants.
+        options.wordVariants = true
 
         var hits: [SearchHit] = []
         var total = 0

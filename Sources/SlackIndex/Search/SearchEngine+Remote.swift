@@ -71,7 +71,10 @@ extension SearchEngine {
                 }
             }
             let localStart = ContinuousClock.now
-            local = Result { try self.search(query, text: text, options: options) }
+            // No "did you mean" here: the remote's hits may well answer the query, and the deadline is short.
+            var localOptions = options
+            localOptions.suggest = false
+            local = Result { try self.search(query, text: text, options: localOptions) }
             localDuration = ContinuousClock.now - localStart
             var first = RemoteOutcome.timedOut
             while let next = await group.next() {
