@@ -504,7 +504,7 @@ extension WebAssets {
     const started = performance.now();
     let r;
     try {
-      r = await api('search.messages', { query: q, highlight: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc' });
+      r = await api('search.messages', { query: q, highlight: 'true', variants: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc' });
     } catch (e) {
       if (gen !== S.sgen) return;
       showMode('search');
