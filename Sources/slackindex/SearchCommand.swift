@@ -165,6 +165,7 @@ struct SearchCommand: AsyncParsableCommand {
         options.limit = limit
         options.sort = sort
         options.wordVariants = !exact
+        options.suggest = true
         options.timeZone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
         let config = try Config.load()
         options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? config.me

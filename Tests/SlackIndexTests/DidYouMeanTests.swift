@@ -26,6 +26,13 @@ import Testing
          {"type":"message","user":"U3","text":"the budget is ready","ts":"1700000000.000400"}]
         """#
 
+    /// Suggestions on (the library's default is off; `search` turns them on).
+    static var options: SearchOptions {
+        var options = SearchOptions()
+        options.suggest = true
+        return options
+    }
+
     static func engine() throws -> SearchEngine {
         let archive = try TestSupport.makeArchive()
         let export = try TestSupport.minimalExport(
@@ -59,14 +66,14 @@ import Testing
     @Test(arguments: [("deplyo", "deploy"), ("dpeloy", "deploy"), ("deploi", "deploy"), ("budgte", "budget"),
                       ("recieve", "receive"), ("bduget", "budget"), ("tomorow", "tomorrow")])
     func suggestsTheIntendedWord(typo: String, intended: String) throws {
-        let results = try Self.engine().search(typo)
+        let results = try Self.engine().search(typo, options: Self.options)
         #expect(results.hits.isEmpty)
         #expect(results.suggestions.first?.replacement == intended)
         #expect(results.suggestions.allSatisfy { $0.word == typo })
     }
 
     @Test func aVariantThatMatchesIsNotCorrected() throws {
-        var options = SearchOptions()
+        var options = Self.options
         options.wordVariants = true
         let results = try Self.engine().search("Budgets in:#general", options: options)
         #expect(results.hits.count == 2)
@@ -75,15 +82,16 @@ import Testing
 
     @Test func aWordThatMatchesHasNoSuggestion() throws {
         let engine = try Self.engine()
-        #expect(try engine.search("deploy").suggestions.isEmpty)
-        #expect(try engine.search("zzqqxx").suggestions.isEmpty)
-        #expect(try engine.search("\"deplyo\"").suggestions.isEmpty)  // quoted: as typed
+        #expect(try engine.search("deploy", options: Self.options).suggestions.isEmpty)
+        #expect(try engine.search("zzqqxx", options: Self.options).suggestions.isEmpty)
+        #expect(try engine.search("\"deplyo\"", options: Self.options).suggestions.isEmpty)  // quoted: as typed
+        #expect(try engine.search("deplyo").suggestions.isEmpty)  // off by default
     }
 
     @Test func theCorrectedQueryKeepsFilters() throws {
         let engine = try Self.engine()
-        let query = engine.parse("deplyo in:#general -budget", options: SearchOptions())
-        let results = try engine.search(query, text: "deplyo in:#general -budget", options: SearchOptions())
+        let query = engine.parse("deplyo in:#general -budget", options: Self.options)
+        let results = try engine.search(query, text: "deplyo in:#general -budget", options: Self.options)
         let corrected = engine.corrected(query, with: results.suggestions)
         #expect(corrected.slackSyntax == "deploy -budget in:#general")
         #expect(try engine.search(corrected, text: corrected.slackSyntax, options: SearchOptions()).hits.count == 2)

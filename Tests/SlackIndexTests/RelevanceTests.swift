@@ -31,6 +31,7 @@ import Testing
     static func options(variants: Bool) -> SearchOptions {
         var options = SearchOptions()
         options.wordVariants = variants
+        options.suggest = true
         options.limit = 10_000
         options.candidateWindow = 10_000
         options.timeZone = TimeZone(identifier: "UTC") ?? .current

@@ -47,8 +47,9 @@ public struct SearchOptions: Sendable {
     public var wordVariants = false
     /// How much a variant-only match counts against the exact word in relevance (0…1, default 0.2).
     public var variantWeight = 0.2
-    /// Look for likelier spellings ("did you mean") when a search finds (almost) nothing.
-    public var suggest = true
+    /// Look for likelier spellings ("did you mean") when a search finds (almost) nothing: a few ms per rare word.
+    /// Off by default in the library; `search` turns it on.
+    public var suggest = false
 
     public init() {}
 }
