@@ -16,7 +16,10 @@
  * spec: one entry per phrase of the MATCH expression, in order, separated by
  * spaces: a group number then 'e' (exact) or 'v' (variant), e.g. "0e 0v 1e".
  * Phrases without an entry (or with an unreadable one) form groups of their
- * own. Returns minus the score, like bm25(): lower is better.
+ * own. A spec starting with '!' says the IDF is not needed (one term: the
+ * same factor for every row, so the order does not change): the phrases'
+ * whole doclists are then not read to count their documents, and every
+ * group's IDF is 1. Returns minus the score, like bm25(): lower is better.
  *
  * Adapted from SQLite's fts5Bm25Function (fts5_aux.c, public domain).
  */
@@ -110,6 +113,11 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
   r->group = (int *)(r->freq + n);
 
   const char *spec = nVal > 0 ? (const char *)sqlite3_value_text(apVal[0]) : NULL;
+  int needIDF = 1;
+  if (spec && spec[0] == '!') {
+    needIDF = 0;
+    spec++;
+  }
   double variantWeight = nVal > 1 ? sqlite3_value_double(apVal[1]) : 1.0;
   if (!(variantWeight >= 0.0 && variantWeight <= 1.0)) variantWeight = 1.0;
   r->nGroup = si_parse_spec(r, spec, variantWeight);
@@ -128,7 +136,7 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
     /* documents per group: the sum over its phrases (a message holding two forms counts twice, a slight
      * overestimate that only lowers the group's IDF) */
     for (int g = 0; g < r->nGroup; g++) r->freq[g] = 0.0;
-    for (int i = 0; *rc == SQLITE_OK && i < nPhrase; i++) {
+    for (int i = 0; needIDF && *rc == SQLITE_OK && i < nPhrase; i++) {
       sqlite3_int64 hits = 0;
       *rc = api->xQueryPhrase(fts, i, (void *)&hits, si_count_cb);
       r->freq[r->group[i]] += (double)hits;
@@ -138,7 +146,7 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
     for (int g = 0; g < r->nGroup; g++) {
       double hits = r->freq[g] < (double)nRow ? r->freq[g] : (double)nRow;
       double idf = log(((double)nRow - hits + 0.5) / (hits + 0.5));
-      r->idf[g] = idf <= 0.0 ? 1e-6 : idf;
+      r->idf[g] = !needIDF ? 1.0 : idf <= 0.0 ? 1e-6 : idf;
     }
     *rc = api->xSetAuxdata(fts, r, si_rank_free);
   }

@@ -94,7 +94,9 @@ enum FTS5Query {
     }
 
     /// The rank spec of `match(search).positive` for `slackindex_rank`: one entry per phrase of the positive
-    /// words, in order (the excluded ones, which no hit holds, get groups of their own by default).
+    /// words, in order (the excluded ones, which no hit holds, get groups of their own by default). With a single
+    /// group it starts with `!`: the IDF is the same for every hit, so the function need not read the phrases'
+    /// whole doclists to count their documents (most of a common word's ranking time).
     static func rankSpec(_ search: ResolvedSearch) -> String {
         var spec: [String] = []
         var group = 0
@@ -103,7 +105,7 @@ enum FTS5Query {
             spec += part.spec
             group = part.next
         }
-        return spec.joined(separator: " ")
+        return (group == 1 ? "!" : "") + spec.joined(separator: " ")
     }
 
     /// The AND of `words` and the OR of `excluded`, each nil when it has no searchable term.

@@ -137,7 +137,25 @@ import Testing
         }
     }
 
-    @Test(arguments: ["", "0", "0x", "999999999999v 0e", "\u{1}", "-1e -2v", "0e 0e 0e 0e 0e"])
+    /// `!` (one term): the same order as with the IDF, without counting documents.
+    @Test func rankWithoutIDFKeepsTheOrder() throws {
+        let archive = try Self.archive()
+        let rows = try archive.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT rowid, slackindex_rank(message_fts, '0e 0v', 0.2, 1.0, 0.4) AS a,
+                        slackindex_rank(message_fts, '!0e 0v', 0.2, 1.0, 0.4) AS b
+                    FROM message_fts WHERE message_fts MATCH ?
+                    """, arguments: ["(\"deploy\" OR \"\u{1}deploy\")"])
+        }
+        #expect(rows.count == 4)
+        let byA = rows.sorted { ($0["a"] as Double, $0["rowid"] as Int64) < ($1["a"] as Double, $1["rowid"] as Int64) }
+        let byB = rows.sorted { ($0["b"] as Double, $0["rowid"] as Int64) < ($1["b"] as Double, $1["rowid"] as Int64) }
+        #expect(byA.map { $0["rowid"] as Int64 } == byB.map { $0["rowid"] as Int64 })
+    }
+
+    @Test(arguments: ["", "0", "0x", "999999999999v 0e", "\u{1}", "-1e -2v", "0e 0e 0e 0e 0e", "!", "!!0e", "!0e 1e"])
     func oddRankSpecsDoNotFail(spec: String) throws {
         let archive = try Self.archive()
         let count = try archive.pool.read { db in
