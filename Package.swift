@@ -87,6 +87,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            // Read by path (TestSupport.root), like sample-data: the relevance set's generated export.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -14,6 +14,14 @@
  *    with ICU's UBRK_WORD dictionary break iterator; each word is folded with
  *    NFKC_Casefold only (no mark removal: dakuten / Thai tone marks matter).
  *
+ *  - Words of 3+ plain ASCII letters (no digit, no accent) whose Porter2
+ *    English stem differs from the word also emit, at the same position
+ *    (FTS5_TOKEN_COLOCATED), SLACKINDEX_STEM_MARKER + stem: "deployed" ->
+ *    "deployed" and "\x01deploy". The marker byte is a separator in any text,
+ *    so a stem token can never equal a word. Queries ask for it explicitly
+ *    (see slackindex_stem in the header); in a query, a string that starts
+ *    with the marker is taken as one stem token.
+ *
  * Offsets handed to xToken are byte offsets into the original input.
  * Folded tokens are truncated to SLACKINDEX_MAX_TOKEN_BYTES at a character
  * boundary (non-ASCII tokens: only the first SI_FOLD_MAX_CP code points are
@@ -39,8 +47,9 @@
 #include <unicode/utf16.h>
 #include <unicode/uvernum.h>
 
-/* Bump when the token stream changes for the same input. */
-#define SI_RULES_VERSION "1"
+/* Bump when the token stream changes for the same input.
+ * 2: English stem tokens (SLACKINDEX_STEM_MARKER + stem) colocated with plain ASCII words. */
+#define SI_RULES_VERSION "2"
 
 #define SI_MAX_TOKEN SLACKINDEX_MAX_TOKEN_BYTES
 #define SI_FOLD_MAX_CP 64 /* code points of a non-ASCII word fed to the folder */
@@ -59,9 +68,48 @@ typedef struct SiTokenizer {
   UChar fa[SI_UBUF];
   UChar fb[SI_UBUF];
   char out[SI_MAX_TOKEN + 8];
+  char stem[SI_MAX_TOKEN + 8]; /* marker + stem of the word in out */
+  struct SiStemEntry *stems;   /* lazily allocated cache of recent stems, see si_stem */
 } SiTokenizer;
 
+/* Stemming costs ~0.3-0.8 us a word; words repeat (Zipf), so a direct-mapped cache of recent words answers most
+ * of them for the cost of a hash. Only words up to SI_STEM_CACHED letters are cached. */
+#define SI_STEM_SLOTS 8192
+#define SI_STEM_CACHED 22
+typedef struct SiStemEntry {
+  unsigned char n, m; /* word and stem lengths; n == 0: empty */
+  char word[SI_STEM_CACHED];
+  char stem[SI_STEM_CACHED];
+} SiStemEntry;
+
+/* The stem of w[0..n) (lowercase ASCII letters) into dst; returns its length. */
+static int si_stem(SiTokenizer *t, const char *w, int n, char *dst) {
+  if (n > SI_STEM_CACHED) return slackindex_stem(w, n, dst);
+  if (!t->stems) {
+    t->stems = (SiStemEntry *)sqlite3_malloc64(sizeof(SiStemEntry) * SI_STEM_SLOTS);
+    if (!t->stems) return slackindex_stem(w, n, dst);
+    memset(t->stems, 0, sizeof(SiStemEntry) * SI_STEM_SLOTS);
+  }
+  uint32_t h = 2166136261u;
+  for (int i = 0; i < n; i++) h = (h ^ (unsigned char)w[i]) * 16777619u;
+  SiStemEntry *e = &t->stems[h & (SI_STEM_SLOTS - 1)];
+  if (e->n == n && memcmp(e->word, w, (size_t)n) == 0) {
+    memcpy(dst, e->stem, e->m);
+    return e->m;
+  }
+  int m = slackindex_stem(w, n, dst);
+  if (m > 0 && m <= n) {
+    e->n = (unsigned char)n;
+    e->m = (unsigned char)m;
+    memcpy(e->word, w, (size_t)n);
+    memcpy(e->stem, dst, (size_t)m);
+  }
+  return m;
+}
+
 typedef int (*SiXToken)(void *, int, const char *, int, int, int);
+
+int si_register_rank(fts5_api *api); /* slack_rank.c */
 
 /* ASCII: lowercase for [0-9A-Za-z], 0 for separators; 0 for bytes >= 0x80. */
 static const unsigned char si_lower[256] = {
@@ -373,8 +421,10 @@ whole: {
 
 /* ------------------------------------------------------------ tokenizer -- */
 
-static int si_tokenize_impl(SiTokenizer *t, void *ctx, const char *pText, int nText,
-                            SiXToken xToken) {
+/* stems: also emit colocated stem tokens (documents only: in a query, FTS5 would take them as synonyms, and an
+ * exact word must stay exact). */
+static int si_tokenize_impl(SiTokenizer *t, void *ctx, const char *pText, int nText, SiXToken xToken,
+                            int stems) {
   const unsigned char *p = (const unsigned char *)pText;
   const int n = nText;
   char *out = t->out;
@@ -387,9 +437,10 @@ static int si_tokenize_impl(SiTokenizer *t, void *ctx, const char *pText, int nT
       unsigned char l = si_lower[c];
       if (!l) { i++; continue; }
       /* ASCII fast path */
-      int start = i, k = 0;
+      int start = i, k = 0, letters = 1;
       do {
         if (k < SI_MAX_TOKEN) out[k++] = (char)l;
+        letters &= l >= 'a';
         i++;
       } while (i < n && (l = si_lower[p[i]]) != 0);
       if (i < n && p[i] >= 0x80) {
@@ -403,6 +454,14 @@ static int si_tokenize_impl(SiTokenizer *t, void *ctx, const char *pText, int nT
         }
       }
       if ((rc = xToken(ctx, 0, out, k, start, i)) != SQLITE_OK) return rc;
+      if (stems && letters && k >= 3 && i - start <= SI_MAX_TOKEN) {
+        /* the English stem, when it differs, at the same position */
+        int m = si_stem(t, out, k, t->stem + 1);
+        if (m != k || memcmp(out, t->stem + 1, (size_t)k) != 0) {
+          t->stem[0] = SLACKINDEX_STEM_MARKER;
+          if ((rc = xToken(ctx, FTS5_TOKEN_COLOCATED, t->stem, m + 1, start, i)) != SQLITE_OK) return rc;
+        }
+      }
       continue;
     }
 
@@ -429,6 +488,7 @@ static int si_tokenize_impl(SiTokenizer *t, void *ctx, const char *pText, int nT
 static void si_free(SiTokenizer *t) {
   if (!t) return;
   if (t->bi) ubrk_close(t->bi);
+  sqlite3_free(t->stems);
   sqlite3_free(t->run);
   sqlite3_free(t->map);
   sqlite3_free(t);
@@ -462,23 +522,30 @@ static void siDelete(Fts5Tokenizer *p) { si_free((SiTokenizer *)p); }
 
 static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
                       SiXToken xToken) {
-  /* Query, prefix-query, document and aux tokenization produce identical
-   * tokens, so `flags` needs no special handling. */
-  (void)flags;
+  /* Query, prefix-query, document and aux tokenization produce the same
+   * words; stem tokens are added to documents only, and a query names them
+   * explicitly. */
   SiTokenizer *t = (SiTokenizer *)pTok;
   if (!pText || nText <= 0) {
     if (!pText || nText == 0) return SQLITE_OK;
     nText = (int)strlen(pText);
   }
+  if ((flags & FTS5_TOKENIZE_QUERY) && pText[0] == SLACKINDEX_STEM_MARKER) {
+    /* a stem token: the marker then 1..64 lowercase ASCII letters; anything else matches nothing */
+    int ok = nText >= 2 && nText <= SI_MAX_TOKEN + 1;
+    for (int i = 1; ok && i < nText; i++) ok = pText[i] >= 'a' && pText[i] <= 'z';
+    return ok ? xToken(pCtx, 0, pText, nText, 0, nText) : SQLITE_OK;
+  }
+  int stems = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
   if (t->busy) { /* re-entrant use of a busy instance: private temporary */
     SiTokenizer *tmp = si_new();
     if (!tmp) return SQLITE_NOMEM;
-    int rc = si_tokenize_impl(tmp, pCtx, pText, nText, xToken);
+    int rc = si_tokenize_impl(tmp, pCtx, pText, nText, xToken, stems);
     si_free(tmp);
     return rc;
   }
   t->busy = 1;
-  int rc = si_tokenize_impl(t, pCtx, pText, nText, xToken);
+  int rc = si_tokenize_impl(t, pCtx, pText, nText, xToken, stems);
   t->busy = 0;
   return rc;
 }
@@ -494,7 +561,9 @@ int slackindex_register_tokenizer(sqlite3 *db) {
   if (rc != SQLITE_OK) return rc;
   if (!api || api->iVersion < 2) return SQLITE_ERROR;
   fts5_tokenizer tok = {siCreate, siDelete, siTokenize};
-  return api->xCreateTokenizer(api, SLACKINDEX_TOKENIZER_NAME, NULL, &tok, NULL);
+  rc = api->xCreateTokenizer(api, SLACKINDEX_TOKENIZER_NAME, NULL, &tok, NULL);
+  if (rc != SQLITE_OK) return rc;
+  return si_register_rank(api);
 }
 
 const char *slackindex_tokenizer_version(void) {

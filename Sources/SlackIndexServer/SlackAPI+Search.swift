@@ -133,6 +133,9 @@ extension SlackAPI {
         options.me = request.token.userID
         options.timeZone = me?.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
         options.allowedConversations = try archive.visibleConversationRowIDs(to: request.token)
+        // A word also finds its English variants, as in Slack's own search, when the client asks (`variants=true`,
+        // slackindex's own parameter; the web UI sends it): SDK clients get exact words, as before.
+        options.wordVariants = request.string("variants") == "true"
         return options
     }
 

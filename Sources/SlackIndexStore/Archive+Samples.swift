@@ -10,10 +10,11 @@ extension Archive {
         documents: ClosedRange<Int>? = nil, mostFrequentFirst: Bool = false, limit: Int = Int.max
     ) throws -> [String] {
         try pool.read { db in
-            var sql = "SELECT term FROM message_vocab"
+            // Stem tokens (`WordVariants`) start with U+0001, before every word.
+            var sql = "SELECT term FROM message_vocab WHERE term >= char(2)"
             var arguments: StatementArguments = []
             if let documents {
-                sql += " WHERE doc BETWEEN ? AND ?"
+                sql += " AND doc BETWEEN ? AND ?"
                 arguments += [documents.lowerBound, documents.upperBound]
             }
             if mostFrequentFirst { sql += " ORDER BY doc DESC" }

@@ -1,15 +1,19 @@
 import GRDB
 
 extension Archive {
-    /// Finds a conversation by Slack id, `#name`, name or export folder name.
+    /// Finds a conversation by Slack id, `#name`, name or export folder name; with `allowingPrefix`, also by the
+    /// start of one name (case and accents ignored) when that fits one conversation only.
     ///
-    /// - Throws: `StoreError.conversationNotFound` or `.ambiguousConversation` (listing the candidates).
-    /// - Complexity: O(log n) by id or name.
-    public func conversation(named reference: String) throws -> Conversation {
-        try pool.read { db in try Archive.conversation(named: reference, in: db) }
+    /// - Throws: `StoreError.conversationNotFound` (with the closest names) or `.ambiguousConversation` (listing
+    ///   the candidates).
+    /// - Complexity: O(log n) by id or name; O(c) over the c conversations for a prefix.
+    public func conversation(named reference: String, allowingPrefix: Bool = false) throws -> Conversation {
+        try pool.read { db in try Archive.conversation(named: reference, in: db, allowingPrefix: allowingPrefix) }
     }
 
-    static func conversation(named reference: String, in db: Database) throws -> Conversation {
+    static func conversation(named reference: String, in db: Database, allowingPrefix: Bool = false) throws
+        -> Conversation
+    {
         var name = reference
         if name.hasPrefix("<#"), name.hasSuffix(">") {
             name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" })
@@ -23,6 +27,14 @@ extension Archive {
         if rows.isEmpty {
             rows = try Row.fetchAll(
                 db, sql: sql + " WHERE c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE", arguments: [name, name])
+        }
+        if rows.isEmpty, allowingPrefix {
+            rows = try Row.fetchAll(db, sql: "SELECT \(ConversationColumns.list), c.folder FROM conversation c")
+                .filter { row in
+                ClosestNames.startsWith(row["name"], name) || (row["folder"] as String?).map {
+                    ClosestNames.startsWith($0, name)
+                } == true
+            }
         }
         if rows.count == 1 { return conversation(rows[0]) }
         if rows.isEmpty {
@@ -64,6 +76,34 @@ extension Archive {
             conversation(kind: $0["kind"], name: $0["name"])
         }
         return ClosestNames.closest(to: name, among: names)
+    }
+
+    /// Conversations one of whose names (name or export folder) starts with `prefix`, case and accents ignored.
+    /// - Complexity: O(conversations).
+    package func conversations(withNamePrefix prefix: String) throws -> [Conversation] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(ConversationColumns.list), c.folder FROM conversation c ORDER BY c.id")
+                .filter { row in
+                    ClosestNames.startsWith(row["name"], prefix)
+                        || (row["folder"] as String?).map { ClosestNames.startsWith($0, prefix) } == true
+                }
+                .map(Archive.conversation)
+        }
+    }
+
+    /// Users (not placeholders) whose handle, display name or real name starts with `prefix`, case and accents
+    /// ignored.
+    /// - Complexity: O(users).
+    package func users(withNamePrefix prefix: String) throws -> [User] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(UserColumns.list) FROM user WHERE is_placeholder = 0 ORDER BY id")
+                .filter { row in
+                    [row["handle"], row["display_name"], row["real_name"]].contains { (name: String?) in
+                        name.map { ClosestNames.startsWith($0, prefix) } ?? false
+                    }
+                }
+                .map(UserColumns.user)
+        }
     }
 
     /// `@handle` of the users closest to `name` (which matched none) by handle, display name or real name.

@@ -43,18 +43,40 @@ enum FTS5Query {
         return searchable ? "\"" + String(body) + "\"" : nil
     }
 
-    /// The FTS5 expression for one term: `"word"`, `"a phrase"`, `"stem" *` or `("w1" OR "w2")`.
+    /// The FTS5 expression for one term: `"word"`, `"a phrase"`, `"stem" *` or `("w1" OR "w2")`; with
+    /// `variants`, a word of plain ASCII letters also matches its English variants: `("deploys" OR "␁deploy" OR
+    /// "deploy")` (see ``WordVariants``).
     /// - Complexity: O(n) in the length of the term.
-    static func expression(for term: TextTerm) -> String? {
+    static func expression(for term: TextTerm, variants: Bool = false) -> String? {
+        compiled(term, group: 0, variants: variants)?.expression
+    }
+
+    /// The expression for one term and one rank-spec entry per FTS5 phrase in it (`"0e 0v"`: see
+    /// `slackindex_rank` in `Sources/CSlackTokenizer/slack_rank.c`): a word and its variants share group `group`,
+    /// every other phrase gets a group of its own, numbered from `group`. Returns the next free group too.
+    static func compiled(_ term: TextTerm, group: Int, variants: Bool) -> (expression: String, spec: [String], next: Int)? {
         switch term.kind {
-        case .word, .phrase:
-            return literal(term.text)
+        case .word:
+            guard let exact = literal(term.text) else { return nil }
+            guard variants, let forms = WordVariants.variantTokens(of: term.text) else {
+                return (exact, ["\(group)e"], group + 1)
+            }
+            let phrases = [exact] + forms.map { "\"" + $0 + "\"" }
+            return (
+                "(" + phrases.joined(separator: " OR ") + ")",
+                ["\(group)e"] + forms.map { _ in "\(group)v" }, group + 1
+            )
+        case .phrase:
+            return literal(term.text).map { ($0, ["\(group)e"], group + 1) }
         case .prefix:
-            return literal(term.text).map { $0 + " *" }
+            return literal(term.text).map { ($0 + " *", ["\(group)e"], group + 1) }
         case .anyWord(let words):
             // A prefix no word of the index has: nothing matches.
-            guard !words.isEmpty else { return "\"\u{1}nomatch\"" }
-            return "(" + words.compactMap(literal).joined(separator: " OR ") + ")"
+            guard !words.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
+            let literals = words.compactMap(literal)
+            guard !literals.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
+            let spec = literals.indices.map { "\(group + $0)e" }
+            return ("(" + literals.joined(separator: " OR ") + ")", spec, group + literals.count)
         }
     }
 
@@ -66,15 +88,32 @@ enum FTS5Query {
     /// part runs apart: `… AND rowid NOT IN (SELECT rowid FROM t WHERE t MATCH :negative)`.
     /// - Complexity: O(total length of the terms).
     static func match(_ search: ResolvedSearch) -> (positive: String?, negative: String?) {
-        let (all, none) = expressions(words: search.words, excluded: search.excluded)
+        let (all, none) = expressions(words: search.words, excluded: search.excluded, variants: search.wordVariants)
         if let all, let none { return ("(\(all)) NOT (\(none))", nil) }
         return (all, none)
     }
 
+    /// The rank spec of `match(search).positive` for `slackindex_rank`: one entry per phrase of the positive
+    /// words, in order (the excluded ones, which no hit holds, get groups of their own by default). With a single
+    /// group it starts with `!`: the IDF is the same for every hit, so the function need not read the phrases'
+    /// whole doclists to count their documents (most of a common word's ranking time).
+    static func rankSpec(_ search: ResolvedSearch) -> String {
+        var spec: [String] = []
+        var group = 0
+        for term in search.words {
+            guard let part = compiled(term, group: group, variants: search.wordVariants) else { continue }
+            spec += part.spec
+            group = part.next
+        }
+        return (group == 1 ? "!" : "") + spec.joined(separator: " ")
+    }
+
     /// The AND of `words` and the OR of `excluded`, each nil when it has no searchable term.
-    static func expressions(words: [TextTerm], excluded: [TextTerm]) -> (positive: String?, negative: String?) {
-        let positive = words.compactMap(expression(for:))
-        let negative = excluded.compactMap(expression(for:))
+    static func expressions(words: [TextTerm], excluded: [TextTerm], variants: Bool = false)
+        -> (positive: String?, negative: String?)
+    {
+        let positive = words.compactMap { expression(for: $0, variants: variants) }
+        let negative = excluded.compactMap { expression(for: $0, variants: variants) }
         return (
             positive.isEmpty ? nil : positive.joined(separator: " AND "),
             negative.isEmpty ? nil : negative.joined(separator: " OR ")

@@ -62,6 +62,11 @@ package struct ResolvedSearch: Sendable {
     package var reactions: [String] = []
     /// `is:thread`.
     package var inThread = false
+    /// Words also match their English variants (`deploy` finds `deployed`); quoted words never do.
+    package var wordVariants = true
+    /// How much a variant counts against the exact word in ranking (0…1): a message holding only `deployed` scores
+    /// as if it held `deploy` this many times.
+    package var variantWeight = 0.2
 
     package init() {}
 
@@ -161,23 +166,23 @@ extension Archive {
             if !s.hasRowFilters {
                 // Words (and dates) only: the index alone answers (see `indexCandidates`).
                 return try Archive.indexCandidates(
-                    match: positive, excluded: excluded, in: nil, low: low, high: high, order: order, limit: limit,
-                    db: db)
+                    match: positive, rank: (FTS5Query.rankSpec(s), s.variantWeight), excluded: excluded, in: nil,
+                    low: low, high: high, order: order, limit: limit, db: db)
             }
             if s.onlyInConversations, let ids = s.inConversations,
                 try Archive.messageCount(conversations: ids, in: db) <= Archive.idSetLimit
             {
                 return try Archive.indexCandidates(
-                    match: positive, excluded: excluded, in: ids, low: low, high: high, order: order, limit: limit,
-                    db: db)
+                    match: positive, rank: (FTS5Query.rankSpec(s), s.variantWeight), excluded: excluded, in: ids,
+                    low: low, high: high, order: order, limit: limit, db: db)
             }
             let (where_, filterArguments) = Archive.conditions(s)
-            var arguments: StatementArguments = [positive, low, high]
+            var arguments: StatementArguments = [FTS5Query.rankSpec(s), s.variantWeight, positive, low, high]
             arguments += filterArguments
             arguments += [limit]
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT message_fts.rowid AS id, bm25(message_fts, 1.0, 0.4) AS bm25, m.ts_key
+                    SELECT message_fts.rowid AS id, \(Archive.rank) AS bm25, m.ts_key
                     FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
                     WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
                     ORDER BY message_fts.rowid \(order)
@@ -188,6 +193,12 @@ extension Archive {
             }
         }
     }
+
+    /// The relevance of a match, lower is better: bm25 with the text weighing 1.0 and the extra text (names, file
+    /// titles, link words) 0.4, where a word and its variants count as one term and a variant counts
+    /// `variantWeight` times an exact occurrence (`slackindex_rank`, `Sources/CSlackTokenizer/slack_rank.c`).
+    /// Takes two arguments: the rank spec and the variant weight.
+    static let rank = "slackindex_rank(message_fts, ?, ?, 1.0, 0.4)"
 
     /// Conversations with at most this many messages in all are searched through their ids (see
     /// `indexCandidates`); bigger ones through the message rows, where a common word finds its
@@ -213,14 +224,17 @@ extension Archive {
     ///
     /// - Complexity: O(k) for k matches in the date range, plus O(c) for c messages in the conversations.
     static func indexCandidates(
-        match: String, excluded: String?, in conversations: [Int64]?, low: Int64, high: Int64, order: String,
-        limit: Int, db: Database
+        match: String, rank: (spec: String, variantWeight: Double), excluded: String?, in conversations: [Int64]?,
+        low: Int64, high: Int64, order: String, limit: Int, db: Database
     ) throws -> [SearchCandidate] {
-        var (filters, arguments) = indexFilters(match: match, excluded: excluded, in: conversations, low: low, high: high)
+        let (filters, filterArguments) = indexFilters(
+            match: match, excluded: excluded, in: conversations, low: low, high: high)
+        var arguments: StatementArguments = [rank.spec, rank.variantWeight]
+        arguments += filterArguments
         arguments += [limit]
         let statement = try db.cachedStatement(
             sql: """
-                SELECT rowid AS id, bm25(message_fts, 1.0, 0.4) AS bm25 FROM message_fts
+                SELECT rowid AS id, \(Archive.rank) AS bm25 FROM message_fts
                 WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(filters)
                 ORDER BY rowid \(order) LIMIT ?
                 """)
@@ -382,6 +396,21 @@ extension Archive {
                     db, sql: "SELECT count(*) FROM message_vocab WHERE term >= ? AND term < ?",
                     arguments: [stem, upper]) ?? 0
             return (words, total)
+        }
+    }
+
+    /// How many messages hold each of `words` (index tokens: lowercase, accents folded), for the words the index
+    /// has; the others are left out.
+    ///
+    /// - Complexity: one vocabulary lookup per word, plus a read of the doclist of each word found.
+    package func messagesHolding(words: [String]) throws -> [String: Int] {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT doc FROM message_vocab WHERE term = ?")
+            var found: [String: Int] = [:]
+            for word in Set(words) where !word.isEmpty {
+                if let count = try Int.fetchOne(statement, arguments: [word]) { found[word] = count }
+            }
+            return found
         }
     }
 

@@ -81,6 +81,9 @@ struct BenchCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Also write the latency distribution as an SVG chart.", valueName: "file.svg"))
         var plot: String?
 
+        @Flag(help: "Match words exactly, as `search --exact` (default: with English variants, as `search`).")
+        var exact = false
+
         func run() throws {
             let archive = try global.openArchive(.readOnly)
             var bench = SearchBench(archive: archive)
@@ -96,7 +99,9 @@ struct BenchCommand: ParsableCommand {
             } else {
                 workload = try bench.builtInWorkload()
             }
-            let result = try bench.run(workload)
+            var options = SearchOptions()
+            options.wordVariants = !exact
+            let result = try bench.run(workload, options: options)
             if let plot { try BenchCommand.write(result.plot().render(), to: plot) }
             if json { return Output.json(SearchJSON(result: result)) }
             Output.line("search: \(result.queries) queries × \(result.runs) runs, \(Output.count(result.hits)) hits per pass")

@@ -48,7 +48,9 @@ struct HistoryCommand: ParsableCommand {
             Without a position it shows the newest page. Positions are a Slack ts, a permalink, \
             CONVERSATION/TS as search hits print them, or a date: 2024-05-01, 2024-05-01T14:30, yesterday, \
             monday, may, "last week", "3 days ago" (the start of what it names, in --tz). Each page ends with \
-            cursors for the previous (older) and next (newer) page: pass one to --cursor.
+            cursors for the previous (older) and next (newer) page: pass one to --cursor. A conversation can be \
+            named by the start of its name (gen for #general) when no other name starts so; a name that \
+            matches nothing lists the closest ones.
 
             Examples:
               slackindex history '#general'
@@ -61,7 +63,7 @@ struct HistoryCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
 
-    @Argument(help: "The conversation: #name, name, id, or a permalink (opens the page around it).")
+    @Argument(help: "The conversation: #name, name, a unique start of a name, id, or a permalink (opens the page around it).")
     var conversation: String?
 
     @Option(help: ArgumentHelp("Messages before this point.", valueName: "point"))
@@ -114,7 +116,7 @@ struct HistoryCommand: ParsableCommand {
                 anchor = .around(point.tsKey)
                 target = point
             }
-            let conversation = try archive.conversation(named: name)
+            let conversation = try archive.conversation(named: name, allowingPrefix: true)
             // A message named by its ts is marked; a thread reply (not in the channel view) opens its thread.
             let marked = try target.flatMap { $0.ts == nil ? nil : try archive.message(conversation: conversation, tsKey: $0.tsKey) }
             if let marked, !marked.flags.contains(.topLevel), let threadTS = marked.threadTS {
@@ -145,7 +147,7 @@ struct ThreadCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
 
-    @Argument(help: "The conversation (#name, name, id), or a permalink / CONVERSATION/TS.")
+    @Argument(help: "The conversation (#name, name, a unique start of a name, id), or a permalink / CONVERSATION/TS.")
     var conversation: String?
 
     @Argument(help: "The ts of the parent or of any reply.")
@@ -174,7 +176,7 @@ struct ThreadCommand: ParsableCommand {
             guard let threadTS else {
                 throw ValidationError("Give the thread's ts after the conversation, or a permalink.")
             }
-            let target = try archive.conversation(named: name)
+            let target = try archive.conversation(named: name, allowingPrefix: true)
             let thread = try timeline.thread(
                 target, threadTS: threadTS, limit: page.pageSize, includeDeleted: page.includeDeleted)
             return OpenedPage(page: thread, marked: nil, isThread: true)

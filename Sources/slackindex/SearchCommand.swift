@@ -13,6 +13,13 @@ struct SearchCommand: AsyncParsableCommand {
             has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread, and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches. \
             Anything the parser cannot use is searched as words, and stderr says so.
 
+            A word also finds its English forms (deploy: deployed, deploying, deploys, deployment), the exact \
+            form ranked first; "quoted" words and phrases, prefix* and words with digits or accents match as \
+            typed; -word excludes every form; --exact turns forms off. Relevance is bm25 (a form counts a fifth of an \
+            exact word) blended with recency. When a word matches (almost) nothing, stderr suggests words of \
+            the archive one typo away (with --json, a last line {"suggestions": [...], "query": ...}); --fix \
+            searches the suggestion instead.
+
             With --remote URL (or "remote" in the config file) the query also runs on a Slack-compatible \
             search.messages service (Slack, or another archive's `serve`; token from \
             SLACKINDEX_REMOTE_TOKEN or "remote_token" in the config file, or for slack.com your Slack token). Both run at once; hits are merged by reciprocal rank fusion, one per \
@@ -27,6 +34,7 @@ struct SearchCommand: AsyncParsableCommand {
               slackindex search '"release notes" in:#general after:2024-05-01' --limit 5
               slackindex search 'from:@ann has:link' --sort newest --json
               slackindex search outage --count
+              slackindex search deplyo --fix
               slackindex search deploy --remote http://127.0.0.1:8080/api/ --deadline 1
             """)
 
@@ -101,6 +109,12 @@ struct SearchCommand: AsyncParsableCommand {
     @Flag(help: "Store remote hits the archive does not have, so they are there offline.")
     var saveRemote = false
 
+    @Flag(help: "Match words exactly: no English variants (deploy finds neither deployed nor deploying).")
+    var exact = false
+
+    @Flag(help: "When a word matches (almost) nothing, search its likeliest correction instead (did you mean).")
+    var fix = false
+
     func validate() throws {
         guard deadline > 0, deadline <= 600 else { throw ValidationError("--deadline must be between 0 and 600 seconds.") }
         guard limit > 0 else { throw ValidationError("--limit must be at least 1.") }
@@ -150,6 +164,8 @@ struct SearchCommand: AsyncParsableCommand {
         var options = SearchOptions()
         options.limit = limit
         options.sort = sort
+        options.wordVariants = !exact
+        options.suggest = true
         options.timeZone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
         let config = try Config.load()
         options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? config.me
@@ -169,6 +185,7 @@ struct SearchCommand: AsyncParsableCommand {
         }
         let hits: [SearchHit]
         var partial: Bool?
+        var suggestions: [WordSuggestion] = []
         if let remoteURL = noRemote ? nil : remote ?? config.remote {
             let client = try SlackWebClient(
                 baseURL: remoteURL, token: try Config.remoteToken(for: remoteURL),
@@ -190,9 +207,15 @@ struct SearchCommand: AsyncParsableCommand {
             hits = results.hits
             partial = results.partial
         } else {
-            let results = try engine.search(parsed, text: text, options: options)
+            var results = try engine.search(parsed, text: text, options: options)
+            if fix, !results.suggestions.isEmpty {
+                let corrected = engine.corrected(parsed, with: results.suggestions)
+                Output.error("Searched for '\(corrected.slackSyntax)' instead (--fix).")
+                results = try engine.search(corrected, text: corrected.slackSyntax, options: options)
+            }
             for note in results.notes { Output.error("note: \(note)") }
             hits = results.hits
+            suggestions = results.suggestions
         }
         let format = json ? .json : format
         switch format {
@@ -242,6 +265,15 @@ struct SearchCommand: AsyncParsableCommand {
                 Output.flush()
             }
         }
+        if !suggestions.isEmpty {
+            let corrected = engine.corrected(parsed, with: suggestions).slackSyntax
+            if format == .json {
+                Output.json(SuggestionsJSON(suggestions: suggestions, query: corrected))
+            } else {
+                let words = suggestions.map { "\($0.word) → \($0.replacement) (\(Output.count($0.messages)))" }
+                Output.error("Did you mean: \(corrected)?  [\(words.joined(separator: ", "))]; --fix searches it.")
+            }
+        }
         if hits.count == limit, partial == nil, format == .text {
             // One more query, capped: it stops at 1,000 matches, so a common word costs milliseconds, not a
             // count of the whole index.
@@ -266,3 +298,10 @@ struct SearchCommand: AsyncParsableCommand {
 }
 
 extension SearchSort: ExpressibleByArgument {}
+
+/// The last line of `search --json` when a word matched (almost) nothing: the corrections and the corrected query.
+struct SuggestionsJSON: Encodable {
+    var suggestions: [WordSuggestion]
+    /// The query with each word replaced by its best correction (what `--fix` searches).
+    var query: String
+}

@@ -32,9 +32,23 @@ typedef struct sqlite3 sqlite3;
  * Usable as:
  *   CREATE VIRTUAL TABLE t USING fts5(body, extra, tokenize='slackindex');
  * Tokenizer arguments are accepted and ignored.
+ * Also registers the auxiliary function slackindex_rank() (slack_rank.c):
+ * bm25 where a word and its stem token count as one term.
  * Returns SQLITE_OK (0) or an SQLite error code.
  */
 int slackindex_register_tokenizer(sqlite3 *db);
+
+/* First byte of a stem token (a byte no word can hold: it separates words). */
+#define SLACKINDEX_STEM_MARKER '\x01'
+
+/*
+ * Writes the Porter2 (Snowball English) stem of word[0..n) to out (at least
+ * n bytes; not NUL-terminated) and returns its length (1..n). Only words of
+ * lowercase ASCII letters are stemmed; anything else (and words of 1-2
+ * letters) is copied unchanged. n is capped at SLACKINDEX_MAX_TOKEN_BYTES.
+ * Pure and thread-safe. (english_stemmer.c)
+ */
+int slackindex_stem(const char *word, int n, char *out);
 
 /*
  * Identifies the token stream this build produces, e.g. "slackindex-1 icu-72.1".

@@ -52,7 +52,10 @@ extension SearchEngine {
             remote, query, limit: options.limit, sort: options.sort, until: until
         ) {
             let localStart = ContinuousClock.now
-            let local = Result { try self.search(query, text: text, options: options) }
+            // No "did you mean" here: the remote's hits may well answer the query, and the deadline is short.
+            var localOptions = options
+            localOptions.suggest = false
+            let local = Result { try self.search(query, text: text, options: localOptions) }
             return (local, ContinuousClock.now - localStart)
         }
         var notes = (try? local.get().notes) ?? []

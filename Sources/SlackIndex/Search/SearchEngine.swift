@@ -41,6 +41,15 @@ public struct SearchOptions: Sendable {
     public var now = Date()
     /// Conversation row ids hits must be in (an API token's visible conversations); nil for all.
     public var allowedConversations: Set<Int64>?
+    /// Words also match their English variants (`deploy` finds `deployed`, `deploying`), as Slack's search does;
+    /// `"quoted"` words never do. Off by default in the library (every word matches exactly, as a program
+    /// expects); `search`, `serve` and `bench search` turn it on.
+    public var wordVariants = false
+    /// How much a variant-only match counts against the exact word in relevance (0…1, default 0.2).
+    public var variantWeight = 0.2
+    /// Look for likelier spellings ("did you mean") when a search finds (almost) nothing: a few ms per rare word.
+    /// Off by default in the library; `search` turns it on.
+    public var suggest = false
 
     public init() {}
 }
@@ -52,6 +61,9 @@ public struct SearchResults: Sendable {
     public var notes: [String]
     /// True when relevance was ranked among the newest `candidateWindow` matches only.
     public var windowed: Bool
+    /// "Did you mean": likelier spellings of query words the archive (almost) never holds, best first; only when
+    /// the search found at most `SearchEngine.rareWordMessages` hits.
+    public var suggestions: [WordSuggestion] = []
 }
 
 /// Why a search cannot run; `description` is what the user sees.
@@ -106,8 +118,17 @@ public struct SearchEngine: Sendable {
         QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
     }
 
-    /// Runs a parsed query.
+    /// Runs a parsed query; with (almost) no hits, also looks for likelier spellings of its words.
     package func search(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
+        var results = try searchOnly(query, text: text, options: options)
+        if options.suggest, results.hits.count <= SearchEngine.rareWordMessages {
+            results.suggestions = try suggestions(for: query, variants: options.wordVariants)
+        }
+        return results
+    }
+
+    /// Runs a parsed query.
+    private func searchOnly(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         var notes = query.notes
         guard var resolved = try resolve(query, options: options) else {
@@ -127,7 +148,7 @@ public struct SearchEngine: Sendable {
             let hits = messages.dropFirst(max(0, options.offset)).map { SearchHit(message: $0, snippet: $0.plainText, score: 0) }
             return SearchResults(hits: hits, notes: notes, windowed: false)
         }
-        let snippets = SnippetBuilder(terms: query.terms)
+        let snippets = SnippetBuilder(terms: query.terms, variants: options.wordVariants)
         func hits(_ ranked: [(Int64, Double)]) throws -> [SearchHit] {
             let ids = Array(ranked.dropFirst(max(0, options.offset)))
             return try archive.messages(ids: ids).map { message, score in
@@ -214,6 +235,8 @@ public struct SearchEngine: Sendable {
     /// Over 60 lines: one switch over the filter kinds, then the token's visibility; each case is two lines.
     func resolve(_ query: SearchQuery, options: SearchOptions) throws -> ResolvedSearch? {
         var resolved = ResolvedSearch()
+        resolved.wordVariants = options.wordVariants
+        resolved.variantWeight = min(1, max(0, options.variantWeight.isFinite ? options.variantWeight : 0.2))
         // Terms without a letter or digit would match nothing: they are left out.
         let searchable = query.terms.filter { IndexText.isSearchable($0.text) }
         resolved.words = searchable.filter { !$0.negated }.map(\.textTerm)
@@ -292,7 +315,9 @@ public struct SearchEngine: Sendable {
             return try userID(.handle(me), options: options)
         case .handle(let name):
             let bare = name.hasPrefix("@") ? String(name.dropFirst()) : name
-            let users = try archive.users(matching: bare)
+            var users = try archive.users(matching: bare)
+            // Else the start of a name, when only one user's handle, display name or real name starts so.
+            if users.isEmpty { users = try archive.users(withNamePrefix: bare) }
             if users.isEmpty { throw SearchError.unknownUser(bare, closest: try archive.closestUserHandles(to: bare)) }
             if users.count == 1 { return users[0].id }
             // An exact handle wins over display/real-name matches.
@@ -311,7 +336,9 @@ public struct SearchEngine: Sendable {
             return try archive.directMessages(with: other, me: me)
         case .id(let id), .name(let id):
             let name = id.hasPrefix("#") ? String(id.dropFirst()) : id
-            let found = try archive.conversations(matching: name)
+            var found = try archive.conversations(matching: name)
+            // Else the start of a name, when it fits one conversation only.
+            if found.isEmpty { found = try archive.conversations(withNamePrefix: name) }
             if found.isEmpty {
                 throw SearchError.unknownConversation(name, closest: try archive.closestConversationNames(to: name))
             }

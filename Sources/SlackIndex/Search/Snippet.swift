@@ -12,9 +12,15 @@ struct SnippetBuilder {
     private let prefixes: [String]
     private let phrases: [[String]]
     private let substrings: [String]
+    /// Stems of the unquoted words: a word with one of these stems is one of their variants.
+    private let stems: Set<String>
+    /// The first letters of `stems` (a stem keeps its word's first letter): only words starting so are stemmed.
+    private let stemInitials: Set<Character>
 
-    /// - Parameter terms: the query's positive terms.
-    init(terms: [SearchQuery.Term]) {
+    /// - Parameters:
+    ///   - terms: the query's positive terms.
+    ///   - variants: also bold the English variants of unquoted words (as the search matched them).
+    init(terms: [SearchQuery.Term], variants: Bool = false) {
         var words = Set<String>()
         var prefixes: [String] = []
         var phrases: [[String]] = []
@@ -34,6 +40,19 @@ struct SnippetBuilder {
         self.prefixes = prefixes
         self.phrases = phrases
         self.substrings = substrings
+        let stems =
+            variants
+            ? Set(terms.filter { !$0.negated && $0.kind == .word }.compactMap { WordVariants.stem($0.text) }) : []
+        self.stems = stems
+        self.stemInitials = Set(stems.compactMap(\.first))
+    }
+
+    /// Whether `word` (folded) is an English variant of a query word.
+    private func isVariant(_ word: String) -> Bool {
+        guard let first = word.first, stemInitials.contains(first), let stem = WordVariants.stem(word) else {
+            return false
+        }
+        return stems.contains(stem)
     }
 
     /// The text around the first match (about `width` words), matches wrapped in U+E000 … U+E001.
@@ -49,7 +68,9 @@ struct SnippetBuilder {
         /// Tokens matched only through a substring (CJK/Thai inside a longer run): bold just that part.
         var partial: [Int: String] = [:]
         for (index, word) in folded.enumerated() {
-            if words.contains(word) || prefixes.contains(where: { word.hasPrefix($0) }) {
+            if words.contains(word) || prefixes.contains(where: { word.hasPrefix($0) })
+                || isVariant(word)
+            {
                 marked[index] = true
             } else if let part = substrings.first(where: { word.contains($0) }) {
                 marked[index] = true

@@ -519,9 +519,11 @@ extension WebAssets {
     const started = performance.now();
     let r;
     try {
-      // The results first; the exact count (most of a common word's time) follows in its own request.
+      // The results first; the exact count (most of a common word's time) follows in its own request. Words also
+      // find their variants (variants=true), as in Slack's own search.
       r = await api('search.messages', {
-        query: q, highlight: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc', exact_total: 'false',
+        query: q, highlight: 'true', variants: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc',
+        exact_total: 'false',
       });
       await S.usersReady;
     } catch (e) {
@@ -581,7 +583,7 @@ extension WebAssets {
     counting = true;
     try {
       if (k.gen === S.sgen) {
-        const r = await api('slackindex.count', { query: k.q });
+        const r = await api('slackindex.count', { query: k.q, variants: 'true' });
         S.counted = { q: k.q, total: r.total };
         if (k.gen === S.sgen) showCount(Object.assign(k, { total: r.total }));
       }

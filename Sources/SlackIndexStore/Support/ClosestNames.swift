@@ -31,6 +31,13 @@ package enum ClosestNames {
         return scored.prefix(limit).map(\.name)
     }
 
+    /// Whether `name` starts with `prefix`, compared without case or accents (`#`/`@` ignored); an empty prefix
+    /// matches nothing.
+    package static func startsWith(_ name: String, _ prefix: String) -> Bool {
+        let wanted = folded(prefix)
+        return !wanted.isEmpty && folded(name).starts(with: wanted)
+    }
+
     /// Lower-cased, accents removed, `#`/`@` dropped, at most 64 characters.
     static func folded(_ name: String) -> [Character] {
         var text = name.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)

@@ -1,0 +1,207 @@
+import Foundation
+import GRDB
+import Testing
+
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
+
+/// Word variants: the Porter2 stemmer, the stem tokens the tokenizer adds, the ranking that puts exact forms first,
+/// and what stays exact (quotes, prefixes, other scripts).
+@Suite struct WordVariantsTests {
+    // MARK: - Stemmer
+
+    /// Porter2 stems from the algorithm's description and Snowball's published vocabulary/output lists (the full
+    /// 42,633-word list agrees on all but 5 words, `evening(s)` and `paste(d)`/`pasting`; checked by hand, the
+    /// list is not in the repository).
+    @Test(arguments: [
+        ("deploy", "deploy"), ("deployed", "deploy"), ("deploying", "deploy"), ("deploys", "deploy"),
+        ("deployment", "deploy"), ("assignment", "assign"), ("assignments", "assign"), ("submit", "submit"),
+        ("submitted", "submit"), ("submitting", "submit"), ("running", "run"), ("runs", "run"),
+        ("happy", "happi"), ("happiness", "happi"), ("generously", "generous"), ("caresses", "caress"),
+        ("ponies", "poni"), ("ties", "tie"), ("cats", "cat"), ("gas", "gas"), ("this", "this"),
+        ("hoping", "hope"), ("hopping", "hop"), ("agreed", "agre"), ("feed", "feed"), ("cry", "cri"),
+        ("news", "news"), ("skies", "sky"), ("dying", "die"), ("added", "add"),
+        ("national", "nation"), ("international", "internat"), ("communication", "communic"),
+        ("generate", "generat"), ("emergency", "emergenc"), ("yelling", "yell"), ("Deployed", "deploy"),
+    ])
+    func stems(word: String, stem: String) {
+        #expect(WordVariants.stem(word) == stem)
+    }
+
+    @Test(arguments: ["ab", "café", "deploy2", "x86", "東京", "москва", "", String(repeating: "a", count: 65)])
+    func leavesOtherWordsAlone(word: String) {
+        #expect(WordVariants.stem(word) == nil)
+        #expect(WordVariants.variantTokens(of: word) == nil)
+    }
+
+    @Test func variantTokensNameTheStemAndTheStemWord() {
+        #expect(WordVariants.variantTokens(of: "deploy") == ["\u{1}deploy"])
+        #expect(WordVariants.variantTokens(of: "deployed") == ["\u{1}deploy", "deploy"])
+        // "valu" is its own stem: a message holding the word "valu" is a variant too.
+        #expect(WordVariants.variantTokens(of: "values") == ["\u{1}valu", "valu"])
+    }
+
+    // MARK: - Search
+
+    static let day = #"""
+        [{"type":"message","user":"U1","text":"we deploy on fridays","ts":"1700000000.000100"},
+         {"type":"message","user":"U1","text":"we deployed on fridays","ts":"1700000000.000200"},
+         {"type":"message","user":"U1","text":"still deploying on fridays","ts":"1700000000.000300"},
+         {"type":"message","user":"U1","text":"the deployment on fridays","ts":"1700000000.000400"},
+         {"type":"message","user":"U1","text":"one assignment here","ts":"1700000000.000500"},
+         {"type":"message","user":"U1","text":"two assignments there","ts":"1700000000.000600"},
+         {"type":"message","user":"U1","text":"déployé en français","ts":"1700000000.000700"},
+         {"type":"message","user":"U1","text":"submitting and submitted","ts":"1700000000.000800"},
+         {"type":"message","user":"U1","text":"deployer2 x86 builds","ts":"1700000000.000900"}]
+        """#
+
+    static func archive() throws -> Archive {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
+        return archive
+    }
+
+    static func search(_ archive: Archive, _ query: String, variants: Bool = true) throws -> [String] {
+        var options = SearchOptions()
+        options.wordVariants = variants
+        return try SearchEngine(archive: archive).search(query, options: options).hits.map(\.message.ts)
+    }
+
+    @Test func aWordFindsItsVariantsWithTheExactFormFirst() throws {
+        let archive = try Self.archive()
+        let hits = try Self.search(archive, "deploy")
+        #expect(Set(hits) == ["1700000000.000100", "1700000000.000200", "1700000000.000300", "1700000000.000400"])
+        #expect(hits.first == "1700000000.000100")
+        let deployed = try Self.search(archive, "deployed")
+        #expect(Set(deployed) == Set(hits))
+        #expect(deployed.first == "1700000000.000200")
+        #expect(try Self.search(archive, "deploying").first == "1700000000.000300")
+    }
+
+    @Test func pluralsAndIngForms() throws {
+        let archive = try Self.archive()
+        #expect(Set(try Self.search(archive, "assignment")) == ["1700000000.000500", "1700000000.000600"])
+        #expect(try Self.search(archive, "assignments").first == "1700000000.000600")
+        #expect(try Self.search(archive, "submit") == ["1700000000.000800"])
+    }
+
+    @Test func quotesPrefixesAndExclusions() throws {
+        let archive = try Self.archive()
+        #expect(try Self.search(archive, "\"deploy\"") == ["1700000000.000100"])
+        #expect(try Self.search(archive, "\"we deployed\"") == ["1700000000.000200"])
+        #expect(Set(try Self.search(archive, "deployi*")) == ["1700000000.000300"])
+        // -word excludes every variant of the word.
+        #expect(try Self.search(archive, "fridays -deploy").isEmpty)
+        #expect(try Self.search(archive, "fridays -\"deploy\"").count == 3)
+        // Off: exact words only.
+        #expect(try Self.search(archive, "deploy", variants: false) == ["1700000000.000100"])
+    }
+
+    @Test func otherLanguagesAndTokensWithDigitsAreNotStemmed() throws {
+        let archive = try Self.archive()
+        // déployé folds to deploye (accents still fold) but is not stemmed: no English variant finds it.
+        #expect(try Self.search(archive, "déployé") == ["1700000000.000700"])
+        #expect(try Self.search(archive, "DEPLOYÉ") == ["1700000000.000700"])
+        #expect(try Self.search(archive, "deployer2") == ["1700000000.000900"])
+        let deploy = try Self.search(archive, "deploy")
+        #expect(!deploy.contains("1700000000.000700") && !deploy.contains("1700000000.000900"))
+    }
+
+    @Test func variantsAreHighlightedInSnippets() throws {
+        var options = SearchOptions()
+        options.wordVariants = true
+        let hits = try SearchEngine(archive: Self.archive()).search("deploy", options: options).hits
+        let snippet = try #require(hits.first { $0.message.ts == "1700000000.000200" }).snippet
+        #expect(snippet.contains(Highlight.start + "deployed" + Highlight.end))
+    }
+
+    // MARK: - Ranking
+
+    /// With no variants (each phrase its own group, weight 1) `slackindex_rank` is SQLite's bm25, row for row.
+    @Test(arguments: ["fridays", "we OR the", "\"on fridays\"", "deploy* OR assignment", "fridays NOT deployed"])
+    func rankWithoutGroupsIsBM25(match: String) throws {
+        let archive = try Self.archive()
+        let rows = try archive.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT bm25(message_fts, 1.0, 0.4) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b
+                    FROM message_fts WHERE message_fts MATCH ?
+                    """, arguments: [match])
+        }
+        #expect(!rows.isEmpty)
+        for row in rows {
+            let a: Double = row["a"]
+            let b: Double = row["b"]
+            #expect(abs(a - b) < 1e-9 * max(1, abs(a)))
+        }
+    }
+
+    /// `!` (one term): the same order as with the IDF, without counting documents.
+    @Test func rankWithoutIDFKeepsTheOrder() throws {
+        let archive = try Self.archive()
+        let rows = try archive.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT rowid, slackindex_rank(message_fts, '0e 0v', 0.2, 1.0, 0.4) AS a,
+                        slackindex_rank(message_fts, '!0e 0v', 0.2, 1.0, 0.4) AS b
+                    FROM message_fts WHERE message_fts MATCH ?
+                    """, arguments: ["(\"deploy\" OR \"\u{1}deploy\")"])
+        }
+        #expect(rows.count == 4)
+        let byA = rows.sorted { ($0["a"] as Double, $0["rowid"] as Int64) < ($1["a"] as Double, $1["rowid"] as Int64) }
+        let byB = rows.sorted { ($0["b"] as Double, $0["rowid"] as Int64) < ($1["b"] as Double, $1["rowid"] as Int64) }
+        #expect(byA.map { $0["rowid"] as Int64 } == byB.map { $0["rowid"] as Int64 })
+    }
+
+    @Test(arguments: ["", "0", "0x", "999999999999v 0e", "\u{1}", "-1e -2v", "0e 0e 0e 0e 0e", "!", "!!0e", "!0e 1e"])
+    func oddRankSpecsDoNotFail(spec: String) throws {
+        let archive = try Self.archive()
+        let count = try archive.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT slackindex_rank(message_fts, ?, 2.5) FROM message_fts WHERE message_fts MATCH ?",
+                arguments: [spec, "fridays OR deploy"]
+            ).count
+        }
+        #expect(count == 4)
+    }
+
+    /// 3,000 seeded hostile queries with variants on: no crash, and only `SearchError`s escape.
+    @Test func hostileQueriesWithVariants() throws {
+        let engine = SearchEngine(archive: try Self.archive())
+        var rng = SeededGenerator(seed: 18)
+        var failures: [String] = []
+        for iteration in 0..<3_000 {
+            let input = iteration % 7 == 0 ? "deploy\u{1}s depl\u{1}oy* \"\u{1}deploy\"" : QueryFuzzer.randomQuery(using: &rng)
+            var options = SearchOptions()
+            options.wordVariants = true
+            options.variantWeight = [0.5, -1, .nan, 2][iteration % 4]
+            options.sort = SearchSort.allCases[iteration % 3]
+            do {
+                _ = try engine.search(input, options: options)
+                _ = try engine.count(input, options: options)
+            } catch is SearchError {
+            } catch {
+                failures.append("\(input.debugDescription): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+    }
+
+    // MARK: - Existing archives
+
+    /// An archive indexed by the previous tokenizer (no stem tokens) is re-indexed when opened for writing.
+    @Test func anOlderIndexIsRebuiltOnOpen() throws {
+        let archive = try Self.archive()
+        let path = archive.path
+        try archive.pool.write { db in
+            try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all')")
+            try db.execute(sql: "UPDATE meta SET value = 'slackindex-1 icu-72.1' WHERE key = 'tokenizer'")
+        }
+        #expect(try Self.search(archive, "deploy").isEmpty)
+        #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
+        let reopened = try Archive(path: path)
+        #expect(try Self.search(reopened, "deploy").count == 4)
+    }
+}
