@@ -9,7 +9,7 @@ extension WebAssets {
   const S = {
     me: null, users: new Map(), handles: new Map(), convs: [], byId: new Map(), emoji: new Map(),
     conv: null, before: '', after: '', loading: false, gen: 0, sgen: 0, thread: null, sel: null,
-    page: 1, mode: 'home', pendingThread: null,
+    page: 1, mode: 'home', pendingThread: null, paintedNow: () => {},
   };
   const PAGE = 50;
   // The assets' version (`?v=…` of this script's URL): the emoji table is asked for under it too.
@@ -390,6 +390,7 @@ extension WebAssets {
       await S.emojiReady;
     } catch (e) {
       if (gen !== S.gen) return;
+      S.paintedNow();
       S.loading = false;
       S.before = S.after = '';
       tl.replaceChildren($('tlstart'));
@@ -413,7 +414,10 @@ extension WebAssets {
     if (!S.painted) {
       // First useful paint: the frame after the first messages were placed (ms since the navigation started).
       S.painted = true;
-      requestAnimationFrame(() => requestAnimationFrame(() => { document.body.dataset.paint = Math.round(performance.now()); }));
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        document.body.dataset.paint = Math.round(performance.now());
+        S.paintedNow();
+      }));
     }
     if (ts && r.anchor) {
       const el = $('m-' + r.anchor);
@@ -776,11 +780,15 @@ extension WebAssets {
     const early = linked ? firstPage(linked[1], linked[2]) : null;
     if (early) early.catch(() => {});
     S.emojiReady = loadEmoji().catch(() => {});
-    S.usersReady = loadUsers().catch(() => {});
+    // The whole member list (parsed and filed on the main thread) waits for a linked conversation's first paint.
+    const painted = new Promise((done) => { S.paintedNow = done; });
+    S.usersReady = (linked ? painted : Promise.resolve()).then(loadUsers).catch(() => {});
     const listed = Promise.all([api('auth.test'), api('slackindex.conversations')]);
     listed.catch(() => {});
     if (linked) route(early);
     const [auth, convs] = await listed;
+    // The sidebar is drawn after a linked conversation's first paint, not in its way.
+    if (linked) await painted;
     S.me = auth.user_id;
     addUsers(convs.users);
     S.convs = convs.conversations;
