@@ -163,15 +163,7 @@ extension Archive {
         let (low, high) = Archive.sortKeyRange(s)
         let order = newestFirst ? "DESC" : "ASC"
         return try pool.read { db in
-            if !s.hasRowFilters {
-                // Words (and dates) only: the index alone answers (see `indexCandidates`).
-                return try Archive.indexCandidates(
-                    match: positive, rank: (FTS5Query.rankSpec(s), s.variantWeight), excluded: excluded, in: nil,
-                    low: low, high: high, order: order, limit: limit, db: db)
-            }
-            if s.onlyInConversations, let ids = s.inConversations,
-                try Archive.messageCount(conversations: ids, in: db) <= Archive.idSetLimit
-            {
+            if case .index(let ids) = try Archive.plan(s, db: db) {
                 return try Archive.indexCandidates(
                     match: positive, rank: (FTS5Query.rankSpec(s), s.variantWeight), excluded: excluded, in: ids,
                     low: low, high: high, order: order, limit: limit, db: db)
@@ -199,6 +191,26 @@ extension Archive {
     /// `variantWeight` times an exact occurrence (`slackindex_rank`, `Sources/CSlackTokenizer/slack_rank.c`).
     /// Takes two arguments: the rank spec and the variant weight.
     static let rank = "slackindex_rank(message_fts, ?, ?, 1.0, 0.4)"
+
+    /// How a search's matches are filtered.
+    enum SearchPlan {
+        /// The index alone answers: no filter needs the message rows, or `in:` names conversations few enough to
+        /// check the matches against their ids (nil: no conversation filter).
+        case index(conversations: [Int64]?)
+        /// Each match's message row is read to apply the filters.
+        case rows
+    }
+
+    /// The plan for `s`, shared by the search and its count so they always filter alike.
+    static func plan(_ s: ResolvedSearch, db: Database) throws -> SearchPlan {
+        if !s.hasRowFilters { return .index(conversations: nil) }
+        if s.onlyInConversations, let ids = s.inConversations,
+            try messageCount(conversations: ids, in: db) <= idSetLimit
+        {
+            return .index(conversations: ids)
+        }
+        return .rows
+    }
 
     /// Conversations with at most this many messages in all are searched through their ids (see
     /// `indexCandidates`); bigger ones through the message rows, where a common word finds its
@@ -336,18 +348,9 @@ extension Archive {
         let limit = cap.map { " LIMIT \(max(0, $0))" } ?? ""
         let (match, excluded) = FTS5Query.match(s)
         return try pool.read { db in
-            // As `searchCandidates` chooses: the index alone when no filter needs the message rows, or the
-            // conversations' ids when they are few (`iterator in:#product` on 1M messages: 13,662 rows read
-            // before, 26 ids now).
-            var indexOnly = !s.hasRowFilters
-            var ids: [Int64]?
-            if !indexOnly, s.onlyInConversations, let conversations = s.inConversations,
-                try Archive.messageCount(conversations: conversations, in: db) <= Archive.idSetLimit
-            {
-                indexOnly = true
-                ids = conversations
-            }
-            if let positive = match, indexOnly {
+            // The plan `searchCandidates` takes (`iterator in:#product` on 1M messages: 13,662 rows read before,
+            // the index alone now).
+            if let positive = match, case .index(let ids) = try Archive.plan(s, db: db) {
                 let (filters, arguments) = Archive.indexFilters(
                     match: positive, excluded: excluded, in: ids, low: low, high: high)
                 return try Int.fetchOne(
