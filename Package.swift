@@ -37,6 +37,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 "CSlackTokenizer",
+                "CSlackZlib",
             ],
             swiftSettings: swiftSettings
         ),

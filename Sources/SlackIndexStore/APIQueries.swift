@@ -183,36 +183,57 @@ extension Archive {
 
     /// The archived JSON of the given messages, with their current reply counts and latest replies.
     ///
-    /// - Complexity: O(k log n) for k messages (the latest reply is one seek in `message_thread` per parent).
+    /// - Complexity: O(k log n) for k messages (the latest reply is one seek in `message_thread` per parent), plus
+    ///   inflating each packed block the messages lie in once (`RawBlocks`).
+    /// - Throws: `ArchiveDamage` when a message's packed JSON cannot be read back.
     package func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage] {
         guard !ids.isEmpty else { return [:] }
         let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
         let parent = MessageFlags.threadParent.rawValue
         return try pool.read { db in
             var out: [Int64: RawMessage] = [:]
+            var blocks = RawBlockReader()
             for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT m.id, m.raw, (m.flags & \(parent)) != 0 AS is_parent, m.reply_count,
+                    SELECT m.id, m.conversation_id, m.ts_key, m.raw, m.raw_block, m.raw_at,
+                        (m.flags & \(parent)) != 0 AS is_parent, m.reply_count,
                         CASE WHEN (m.flags & \(parent)) != 0 THEN
                             (SELECT r.ts FROM message r INDEXED BY message_thread
                              WHERE r.conversation_id = m.conversation_id AND r.thread_key = m.ts_key
                                 AND r.ts_key > m.ts_key AND r.is_deleted = 0
                              ORDER BY r.ts_key DESC LIMIT 1)
-                        END AS latest_reply,
-                        (m.flags & \(parent)) != 0 AND EXISTS (SELECT 1 FROM message d INDEXED BY message_thread
-                            WHERE d.conversation_id = m.conversation_id AND d.thread_key = m.ts_key
-                                AND d.ts = json_extract(m.raw, '$.latest_reply') AND d.is_deleted = 1)
-                            AS latest_reply_deleted
+                        END AS latest_reply
                     FROM message m WHERE m.id IN \(list)
                     """, arguments: StatementArguments(ids))
             {
-                out[row["id"]] = RawMessage(
-                    json: row["raw"], isThreadParent: row["is_parent"], replyCount: row["reply_count"],
-                    latestReply: row["latest_reply"], latestReplyDeleted: row["latest_reply_deleted"])
+                let id: Int64 = row["id"]
+                let json = try blocks.raw(inline: row["raw"], block: row["raw_block"], at: row["raw_at"], in: db)
+                var message = RawMessage(
+                    json: json, isThreadParent: row["is_parent"], replyCount: row["reply_count"],
+                    latestReply: row["latest_reply"])
+                if message.isThreadParent {
+                    message.latestReplyDeleted = try Archive.namesDeletedReply(
+                        json, conversationRowID: row["conversation_id"], threadKey: row["ts_key"], in: db)
+                }
+                out[id] = message
             }
             return out
         }
+    }
+
+    /// True when the JSON's own `latest_reply` names a reply of the thread that the archive knows was deleted.
+    private static func namesDeletedReply(
+        _ json: String, conversationRowID: Int64, threadKey: Int64, in db: Database
+    ) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM message d INDEXED BY message_thread
+                    WHERE d.conversation_id = ? AND d.thread_key = ?
+                        AND d.ts = CASE WHEN json_valid(?) THEN json_extract(?, '$.latest_reply') END
+                        AND d.is_deleted = 1)
+                """, arguments: [conversationRowID, threadKey, json, json]) ?? false
     }
 }
 

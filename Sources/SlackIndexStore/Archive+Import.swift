@@ -156,7 +156,8 @@ extension Archive {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT id, is_deleted, search_text, search_extra FROM message
+                    SELECT id, is_deleted, \(SearchTextColumn.sql("message")) AS search_text, search_extra
+                    FROM message
                     WHERE conversation_id = ? AND ts_key = ?
                     """, arguments: [conversationRowID, tsKey])
         else { return false }

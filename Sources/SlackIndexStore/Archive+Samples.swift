@@ -37,7 +37,10 @@ extension Archive {
     package func searchText(atOrAfter id: MessageID) throws -> String? {
         try pool.read { db in
             try String.fetchOne(
-                db, sql: "SELECT search_text FROM message WHERE id >= ? AND is_deleted = 0 LIMIT 1",
+                db,
+                sql: """
+                    SELECT \(SearchTextColumn.sql("message")) FROM message WHERE id >= ? AND is_deleted = 0 LIMIT 1
+                    """,
                 arguments: [id.rawValue])
         }
     }

@@ -8,6 +8,8 @@ package struct ImportBatch: Sendable {
     package var deletions: [MessageDeletion] = []
     /// Users seen only in messages.
     package var placeholders: [User] = []
+    /// The messages' raw JSON packed and compressed (`RawBlocks`); `PreparedMessage.rawLocation` points into it.
+    package var rawBlocks: [[UInt8]] = []
 
     package init(messages: [PreparedMessage] = [], deletions: [MessageDeletion] = [], placeholders: [User] = []) {
         self.messages = messages
@@ -53,6 +55,18 @@ package struct ExportListingsResult: Sendable {
     package var preexisting: Set<Int64> = []
     /// The workspace the listings belong to.
     package var teamID: String
+}
+
+extension ImportBatch {
+    /// Packs the raw JSON of `messages[start...]` (one conversation's day, in file order) into compressed blocks:
+    /// the import's reader thread calls it, so the compression runs beside the writer.
+    ///
+    /// - Complexity: O(n) in the JSON's bytes.
+    package mutating func packRaws(from start: Int) {
+        guard start < messages.count else { return }
+        let locations = RawBlocks.pack(messages[start...].lazy.map(\.raw), into: &rawBlocks)
+        for (index, location) in zip(start..., locations) { messages[index].rawLocation = location }
+    }
 }
 
 extension Archive {
@@ -204,6 +218,7 @@ package struct BulkImportSession {
         }
         result.counts.placeholders = try Archive.insertPlaceholders(batch.placeholders, in: db)
         var writer = try MessageWriter(db)
+        writer.usePackedRaws(batch.rawBlocks)
         // Through a buffer pointer: the messages are borrowed, not copied (a copy retains a dozen strings; copies
         // were ~1% of the import's samples).
         try batch.messages.withUnsafeBufferPointer { messages in

@@ -32,3 +32,22 @@ enum ConversationColumns {
             members: members, workspaceDomain: row["workspace_domain"])
     }
 }
+
+/// `message.search_text` holds the indexed text only where it differs from `text`: the two were equal in 74% of
+/// the generated 1M messages (85 MiB). An empty `search_text` means "the same as `text`"; a search text that is
+/// empty although `text` is not is stored as one space (it indexes to the same nothing).
+enum SearchTextColumn {
+    /// What is stored for `searchText` beside `text`.
+    static func stored(_ searchText: String, text: String) -> String {
+        if searchText == text { return "" }
+        return searchText.isEmpty ? " " : searchText
+    }
+
+    /// The search text from the stored columns.
+    static func value(stored: String, text: String) -> String { stored.isEmpty ? text : stored }
+
+    /// The search text of the row aliased `alias`, as an SQL expression.
+    static func sql(_ alias: String) -> String {
+        "CASE WHEN \(alias).search_text = '' THEN \(alias).text ELSE \(alias).search_text END"
+    }
+}

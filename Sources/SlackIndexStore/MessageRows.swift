@@ -6,7 +6,8 @@ enum MessageRows {
     static let columns = """
         m.id, c.slack_id, c.kind, c.name, m.ts, m.ts_key, m.user_id,
         coalesce(nullif(u.display_name, ''), nullif(u.real_name, ''), u.handle, m.username, m.user_id) AS author,
-        m.text, m.search_text, m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags,
+        m.text, \(SearchTextColumn.sql("m")) AS search_text, m.subtype, m.thread_ts, m.reply_count, m.edited_ts,
+        m.is_deleted, m.flags,
         (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain
         """
 

@@ -17,6 +17,12 @@ struct MessageWriter {
     private let fileInsert: Statement
     /// What the messages inserted so far add to `message_count`, by conversation row id (see `flushCounts`).
     private var addedCounts: [Int64: MessageCountDelta] = [:]
+    /// The packed JSON of the batch's messages (`PreparedMessage.rawLocation` indexes it), stored as `raw_block` rows
+    /// when the first of their messages is inserted: a re-import of messages the archive has writes no block.
+    private var rawBlocks: [[UInt8]] = []
+    /// The row id each of `rawBlocks` has or will have, and whether it is stored.
+    private var rawBlockIDs: [(id: Int64, stored: Bool)?] = []
+    private var nextRawBlockID: Int64?
 
     /// Prepares the hot statements once; make one writer per transaction (batch), not per message.
     ///
@@ -26,8 +32,9 @@ struct MessageWriter {
         insert = try db.cachedStatement(
             sql: """
                 INSERT INTO message (conversation_id, ts, ts_key, user_id, username, subtype, thread_ts, thread_key,
-                    reply_count, edited_ts, edited_key, flags, text, search_text, search_extra, raw, hash, id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    reply_count, edited_ts, edited_key, flags, text, search_text, search_extra, raw, hash, id,
+                    raw_block, raw_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT DO NOTHING
                 """)
         ftsInsert = try db.cachedStatement(
@@ -42,6 +49,12 @@ struct MessageWriter {
                 """)
     }
 
+    /// Uses `blocks` for the messages whose `rawLocation` points into them (one batch's packed JSON).
+    mutating func usePackedRaws(_ blocks: [[UInt8]]) {
+        rawBlocks = blocks
+        rawBlockIDs = Array(repeating: nil, count: blocks.count)
+    }
+
     /// Inserts a new message or updates the stored one when this version is different and not older.
     ///
     /// A deleted message stays deleted (its text is updated but it does not return to search).
@@ -50,8 +63,10 @@ struct MessageWriter {
         // The id is the ts plus a tie-breaker for messages of other conversations with the same ts (`MessageID`).
         for tieBreaker in Int64(0)..<MessageID.tieBreakers {
             let id = MessageID(tsKey: m.tsKey, tieBreaker: tieBreaker).rawValue
-            try insertRow(m, id: id)
+            let block = try rawBlockID(for: m)
+            try insertRow(m, id: id, rawBlock: block)
             if sqlite3_changes(db.sqliteConnection) == 1 {
+                try storeRawBlock(for: m)
                 addedCounts[m.conversationRowID, default: MessageCountDelta()].add(flags: m.flags)
                 let start = ContinuousClock.now
                 try insertIndex(id: id, m.searchText, m.searchExtra)
@@ -66,10 +81,11 @@ struct MessageWriter {
         // crafted files). The message takes the first free id after them, a few microseconds ahead of its ts:
         // timelines order by ts_key, so only the global order among those microseconds is approximate.
         let id = try nextFreeID(after: MessageID(tsKey: m.tsKey, tieBreaker: MessageID.tieBreakers - 1).rawValue)
-        try insertRow(m, id: id)
+        try insertRow(m, id: id, rawBlock: rawBlockID(for: m))
         guard sqlite3_changes(db.sqliteConnection) == 1 else {
             throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id for ts \(m.ts)")
         }
+        try storeRawBlock(for: m)
         addedCounts[m.conversationRowID, default: MessageCountDelta()].add(flags: m.flags)
         try insertIndex(id: id, m.searchText, m.searchExtra)
         try writeAttachments(id: id, m)
@@ -94,6 +110,32 @@ struct MessageWriter {
         addedCounts = [:]
     }
 
+    /// The row id of the block holding `m`'s packed JSON (reserved, stored once a message of it is inserted), or nil
+    /// when its JSON is stored inline.
+    private mutating func rawBlockID(for m: PreparedMessage) throws -> Int64? {
+        guard let location = m.rawLocation, rawBlockIDs.indices.contains(location.block) else { return nil }
+        if let known = rawBlockIDs[location.block] { return known.id }
+        let id: Int64
+        if let next = nextRawBlockID {
+            id = next
+        } else {
+            id = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) + 1 FROM raw_block") ?? 1
+        }
+        nextRawBlockID = id + 1
+        rawBlockIDs[location.block] = (id, false)
+        return id
+    }
+
+    /// Stores the block of an inserted message's packed JSON, the first time one of its messages is inserted.
+    private mutating func storeRawBlock(for m: PreparedMessage) throws {
+        guard let location = m.rawLocation, rawBlockIDs.indices.contains(location.block),
+            let block = rawBlockIDs[location.block], !block.stored
+        else { return }
+        try db.cachedStatement(sql: "INSERT INTO raw_block (id, data) VALUES (?, ?)")
+            .execute(arguments: [block.id, Data(rawBlocks[location.block])])
+        rawBlockIDs[location.block] = (block.id, true)
+    }
+
     /// The smallest unused id above `taken` (held).
     ///
     /// - Complexity: O(k log n) for k consecutive ids held after `taken`.
@@ -113,7 +155,8 @@ struct MessageWriter {
     // GRDB's generic argument handling (StatementArguments, DatabaseValue boxing, hooks) measured about a third
     // of the writer thread's CPU on the 1M-message import. Same statements, same transaction, same connection.
 
-    private func insertRow(_ m: PreparedMessage, id: Int64) throws {
+    /// Binds the message's JSON inline, or empty with its location in block `rawBlock`.
+    private func insertRow(_ m: PreparedMessage, id: Int64, rawBlock: Int64?) throws {
         let s = insert.sqliteStatement
         defer { sqlite3_reset(s) }
         sqlite3_bind_int64(s, 1, m.conversationRowID)
@@ -131,11 +174,19 @@ struct MessageWriter {
         bind(s, 15, m.searchExtra)
         sqlite3_bind_int64(s, 17, m.hash)
         sqlite3_bind_int64(s, 18, id)
+        let location = rawBlock == nil ? nil : m.rawLocation
+        if let rawBlock, let location {
+            sqlite3_bind_int64(s, 19, rawBlock)
+            sqlite3_bind_int64(s, 20, location.packed)
+        } else {
+            sqlite3_bind_null(s, 19)
+            sqlite3_bind_null(s, 20)
+        }
         // The three long strings (raw JSON, text, search text: ~830 bytes of a message's ~1.2 KB) are bound
         // without SQLite copying them (SQLITE_STATIC), valid while the statement steps inside these closures.
         try withBytes(m.text) { text in
-            try withBytes(m.searchText) { searchText in
-                try withBytes(m.raw) { raw in
+            try withBytes(SearchTextColumn.stored(m.searchText, text: m.text)) { searchText in
+                try withBytes(location == nil ? m.raw : "") { raw in
                     bindStatic(s, 13, text)
                     bindStatic(s, 14, searchText)
                     bindStatic(s, 16, raw)
@@ -208,7 +259,7 @@ struct MessageWriter {
     private func update(_ m: PreparedMessage) throws -> UpsertOutcome? {
         let existing = try db.cachedStatement(
             sql: """
-                SELECT id, hash, edited_key, is_deleted, search_text, search_extra FROM message
+                SELECT id, hash, edited_key, is_deleted, text, search_text, search_extra FROM message
                 WHERE conversation_id = ? AND ts_key = ?
                 """)
         existing.setUncheckedArguments([m.conversationRowID, m.tsKey])
@@ -222,17 +273,17 @@ struct MessageWriter {
             sql: """
                 UPDATE message SET ts = ?, user_id = ?, username = ?, subtype = ?, thread_ts = ?, thread_key = ?,
                     reply_count = ?, edited_ts = ?, edited_key = ?, flags = ?, text = ?, search_text = ?,
-                    search_extra = ?, raw = ?, hash = ?
+                    search_extra = ?, raw = ?, hash = ?, raw_block = NULL, raw_at = NULL
                 WHERE id = ?
                 """)
         update.setUncheckedArguments([
             m.ts, m.userID, m.username, m.subtype, m.threadTS, m.threadKey, m.replyCount, m.editedTS, m.editedKey,
-            m.flags, m.text, m.searchText, m.searchExtra, m.raw, m.hash, id,
+            m.flags, m.text, SearchTextColumn.stored(m.searchText, text: m.text), m.searchExtra, m.raw, m.hash, id,
         ])
         try update.execute()
         if !deleted {
-            let oldText: String = row[4]
-            let oldExtra: String = row[5]
+            let oldText = SearchTextColumn.value(stored: row[5], text: row[4])
+            let oldExtra: String = row[6]
             if oldText != m.searchText || oldExtra != m.searchExtra {
                 try MessageWriter.indexDelete(id: id, oldText, oldExtra, in: db)
                 try MessageWriter.indexInsert(id: id, m.searchText, m.searchExtra, in: db)

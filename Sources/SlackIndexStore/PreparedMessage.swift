@@ -18,6 +18,8 @@ package struct PreparedMessage: Sendable {
     package var searchText: String
     package var searchExtra: String
     package var raw: String
+    /// Where `raw` lies in its batch's packed blocks (`ImportBatch.packRaws`); nil: stored inline.
+    package var rawLocation: RawLocation?
     package var hash: Int64
     package var reactions: [PreparedReaction]
     package var files: [PreparedFile]

@@ -224,10 +224,10 @@ extension Archive {
 /// The lean column list of timeline reads: no joins; names come from `UserNameCache`.
 enum TimelineRows {
     /// `search_text` is read only when it differs from `text` in a way that matters (markup, entities, or an
-    /// empty text): most rows skip that string.
+    /// empty text): most rows skip that string. Stored empty, it equals `text` (`SearchTextColumn`): NULL here.
     static let columns = """
         m.id, m.ts, m.ts_key, m.user_id, m.username, m.text,
-        CASE WHEN m.text = '' OR instr(m.text, '<') OR instr(m.text, '&') THEN m.search_text END AS plain_text,
+        CASE WHEN m.text = '' OR instr(m.text, '<') OR instr(m.text, '&') THEN nullif(m.search_text, '') END AS plain_text,
         m.subtype, m.thread_ts, m.reply_count, m.edited_ts, m.is_deleted, m.flags
         """
 

@@ -10,30 +10,47 @@ import Testing
     /// - Parameter raw: include the raw JSON text (pages and exports write the same JSON value with different
     ///   escapes, so a state reached in another order may keep the other spelling).
     static func dump(_ archive: Archive, raw: Bool = true) throws -> [String] {
-        let rawColumn = raw ? "m.raw" : "''"
-        return try archive.pool.read { db in
-            try String.fetchAll(
+        let messages = try archive.pool.read { db in
+            try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT c.slack_id || '|' || m.ts || '|' || m.id || '|' || coalesce(m.user_id, '') || '|' ||
+                    SELECT m.id, c.slack_id || '|' || m.ts || '|' || m.id || '|' || coalesce(m.user_id, '') || '|' ||
                         coalesce(m.thread_ts, '') || '|' || m.reply_count || '|' || m.flags || '|' || m.text || '|' ||
-                        m.search_text || '|' || m.search_extra || '|' || \(rawColumn) || '|' || m.hash
+                        \(SearchTextColumn.sql("m")) || '|' || m.search_extra AS line, m.hash
                     FROM message m JOIN conversation c ON c.id = m.conversation_id
                     ORDER BY c.slack_id, m.ts_key
                     """)
-                + String.fetchAll(
+        }
+        // The JSON as the store gives it back (packed or inline).
+        var raws: [Int64: String] = [:]
+        if raw {
+            let ids: [Int64] = messages.map { $0["id"] }
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                for (id, message) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+                    raws[id] = message.json
+                }
+            }
+        }
+        let lines = messages.map { row -> String in
+            let id: Int64 = row["id"]
+            let hash: Int64 = row["hash"]
+            return (row["line"] as String) + "|" + (raws[id] ?? "") + "|" + String(hash)
+        }
+        return try lines
+            + archive.pool.read { db in
+                try String.fetchAll(
                     db,
                     sql: """
                         SELECT message_id || '|' || name || '|' || count || '|' || users FROM reaction
                         ORDER BY message_id, name
                         """)
-                + String.fetchAll(
-                    db,
-                    sql: """
-                        SELECT message_id || '|' || position || '|' || coalesce(name, '') || '|' ||
-                            coalesce(url_private, '') FROM file ORDER BY message_id, position
-                        """)
-        }
+                    + String.fetchAll(
+                        db,
+                        sql: """
+                            SELECT message_id || '|' || position || '|' || coalesce(name, '') || '|' ||
+                                coalesce(url_private, '') FROM file ORDER BY message_id, position
+                            """)
+            }
     }
 
     @Test func folderAndZipGiveIdenticalArchives() throws {

@@ -146,7 +146,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
                 sql: """
                     SELECT c.slack_id || '|' || m.ts || '|' || coalesce(m.user_id, '') || '|' ||
                         coalesce(m.thread_ts, '') || '|' || m.reply_count || '|' || coalesce(m.edited_ts, '') || '|' ||
-                        m.text || '|' || m.search_text
+                        m.text || '|' || \(SearchTextColumn.sql("m"))
                     FROM message m JOIN conversation c ON c.id = m.conversation_id
                     WHERE m.is_deleted = 0
                     ORDER BY c.slack_id, m.ts_key

@@ -380,6 +380,8 @@ final class ReaderJob: @unchecked Sendable {
         let normaliseStart = ContinuousClock.now
         batch.phases.decode += decodeStart.duration(to: normaliseStart).seconds
         defer { batch.phases.normalise += normaliseStart.duration(to: .now).seconds }
+        let fileStart = batch.store.messages.count
+        defer { batch.store.packRaws(from: fileStart) }
         for (index, element) in records.enumerated() {
             guard let record = element else {
                 batch.skipReasons[MessagePreparer.Rejection.notAMessage.rawValue, default: 0] += 1

@@ -1,0 +1,238 @@
+import Foundation
+import GRDB
+import Testing
+
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
+
+/// Messages' raw JSON packed into compressed blocks (`RawBlocks`) and `search_text` stored only where it differs
+/// from `text` (`SearchTextColumn`): what `serve` answers must be byte for byte what was imported.
+@Suite struct RawBlocksTests {
+    /// Random JSON-like strings: ASCII, accents, CJK, emoji; empty ones; some larger than a block.
+    static func randomRaws(count: Int, seed: UInt64) -> [String] {
+        var rng = SeededGenerator(seed: seed)
+        let pieces = ["{\"type\":\"message\",\"text\":\"", "héllo", "東京オフィス", "👍🏽", "\\n", "\"}", "a", " "]
+        return (0..<count).map { _ in
+            let length: Int
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0: length = 0
+            case 1: length = Int.random(in: 5_000..<12_000, using: &rng)
+            default: length = Int.random(in: 1..<200, using: &rng)
+            }
+            return (0..<length).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &rng)] }.joined()
+        }
+    }
+
+    /// The model: every packed string reads back equal; blocks never exceed their capacity; only strings larger than
+    /// a block stay unpacked.
+    @Test(arguments: [1, 2, 3]) func everyPackedRawReadsBackEqual(seed: UInt64) throws {
+        let raws = Self.randomRaws(count: 600, seed: seed)
+        var blocks: [[UInt8]] = [[1, 2, 3]]  // an earlier batch's block: indices continue after it
+        let locations = RawBlocks.pack(raws, into: &blocks)
+        #expect(locations.count == raws.count)
+        let inflated = blocks.dropFirst().map { RawBlocks.inflate($0) }
+        for text in inflated {
+            let text = try #require(text)
+            #expect(text.count <= RawBlocks.capacity)
+        }
+        for (raw, location) in zip(raws, locations) {
+            guard let location else {
+                #expect(raw.utf8.count > RawBlocks.capacity)
+                continue
+            }
+            #expect(location.block >= 1)
+            let text = try #require(inflated[location.block - 1])
+            #expect(RawBlocks.slice(text, location) == raw)
+            let stored = try #require(RawLocation(block: Int64(location.block), packed: location.packed))
+            #expect(stored == location)
+        }
+        #expect(locations.contains { $0 == nil }, "the random strings include some larger than a block")
+    }
+
+    /// Damaged blocks and locations read as nil: no trap, no huge allocation.
+    @Test func damagedBlocksAndLocationsAreRefused() throws {
+        var blocks: [[UInt8]] = []
+        let raws = Self.randomRaws(count: 80, seed: 9).filter { $0.utf8.count < 1_000 }
+        let locations = RawBlocks.pack(raws, into: &blocks)
+        let block = try #require(blocks.first)
+        #expect(RawBlocks.inflate(block) != nil)
+        for length in 0..<block.count { #expect(RawBlocks.inflate(Array(block.prefix(length))) == nil) }
+        var rng = SeededGenerator(seed: 4)
+        for _ in 0..<300 {
+            var damaged = block
+            let position = Int.random(in: 4..<damaged.count, using: &rng)
+            damaged[position] ^= UInt8.random(in: 1...255, using: &rng)
+            // zlib's checksum refuses a changed stream; a changed byte must never pass as other text.
+            if let text = RawBlocks.inflate(damaged) { #expect(text == RawBlocks.inflate(block)) }
+        }
+        #expect(RawBlocks.inflate([0xFF, 0xFF, 0xFF, 0x7F] + block.dropFirst(4)) == nil, "a 2 GB length is refused")
+        #expect(RawBlocks.inflate([0, 0, 0, 0] + block.dropFirst(4)) == nil)
+        let text = try #require(RawBlocks.inflate(block))
+        let first = try #require(locations.first ?? nil)
+        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: text.count, length: 1)) == nil)
+        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: first.offset, length: text.count + 1)) == nil)
+        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: -1, length: 1)) == nil)
+        #expect(RawLocation(block: 0, packed: 5) == nil)
+        #expect(RawLocation(block: 3, packed: -1) == nil)
+    }
+
+    @Test func searchTextIsStoredOnlyWhereItDiffers() {
+        #expect(SearchTextColumn.stored("hello", text: "hello") == "")
+        #expect(SearchTextColumn.stored("@alice hi", text: "<@U1> hi") == "@alice hi")
+        #expect(SearchTextColumn.stored("", text: "<!subteam^S1>") == " ")
+        #expect(SearchTextColumn.stored("", text: "") == "")
+        for (search, text) in [("hello", "hello"), ("@alice hi", "<@U1> hi"), ("", ""), ("x", "")] {
+            let stored = SearchTextColumn.stored(search, text: text)
+            #expect(SearchTextColumn.value(stored: stored, text: text).trimmingCharacters(in: .whitespaces) == search)
+        }
+    }
+
+    /// Every message of the sample export comes back from the archive as the export's JSON (without the
+    /// `user_profile` the user table keeps), compared as JSON values.
+    @Test func theArchiveGivesBackEachMessageAsExported() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        let unpacked = try archive.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NULL OR raw != ''")
+        }
+        #expect(unpacked == 0, "every imported message is packed")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: TestSupport.sampleFolder)
+            .filter { !$0.hasSuffix(".json") }
+        var compared = 0
+        for folder in folders {
+            let objects = try APIFixture.exportMessages(folder: folder)
+            let tss = objects.compactMap { $0["ts"] as? String }
+            let unique = Set(tss.filter { ts in tss.filter { $0 == ts }.count == 1 })
+            let ids = try archive.pool.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT m.id, m.ts FROM message m JOIN conversation c ON c.id = m.conversation_id
+                        WHERE c.folder = ?
+                        """, arguments: [folder]
+                ).reduce(into: [String: Int64]()) { $0[$1["ts"]] = $1["id"] }
+            }
+            let raws = try archive.rawMessages(ids: Array(ids.values))
+            for var object in objects {
+                guard let ts = object["ts"] as? String, unique.contains(ts), object["subtype"] == nil,
+                    let id = ids[ts]
+                else { continue }
+                object["user_profile"] = nil
+                let json = try #require(raws[id]?.json)
+                let stored = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? NSDictionary
+                #expect(stored == object as NSDictionary, "\(folder)/\(ts)")
+                compared += 1
+            }
+        }
+        #expect(compared > 2_000)
+    }
+
+    /// Importing the same export again writes no block; an edit stores its JSON inline and is what is read.
+    @Test func reimportsWriteNoBlocksAndEditsAreReadInline() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        func blockCount() throws -> Int {
+            try archive.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_block") ?? -1 }
+        }
+        let blocks = try blockCount()
+        #expect(blocks > 0)
+        let before = try ImportTests.dump(archive)
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        #expect(try blockCount() == blocks)
+        #expect(try ImportTests.dump(archive) == before)
+
+        // The sample pages edit messages of the export: those rows keep their new JSON inline.
+        _ = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        let edited = try archive.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, raw FROM message WHERE raw_block IS NULL AND edited_key > 0 LIMIT 20")
+        }
+        #expect(!edited.isEmpty)
+        let raws = try archive.rawMessages(ids: edited.map { $0["id"] })
+        for row in edited {
+            let raw: String = row["raw"]
+            #expect(!raw.isEmpty && raws[row["id"]]?.json == raw)
+        }
+    }
+
+    /// Back to the archive as v11 wrote it: JSON inline, `search_text` whole, no blocks, v12 not applied.
+    static func downgradeToV11(_ path: String) throws {
+        let archive = try Archive(path: path)
+        let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message") }
+        var raws: [Int64: String] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            for (id, raw) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+                raws[id] = raw.json
+            }
+        }
+        try archive.pool.write { db in
+            for (id, raw) in raws {
+                try db.execute(sql: "UPDATE message SET raw = ? WHERE id = ?", arguments: [raw, id])
+            }
+            try db.execute(
+                sql: """
+                    UPDATE message SET search_text = text WHERE search_text = '';
+                    UPDATE message SET search_text = '' WHERE search_text = ' ';
+                    ALTER TABLE message DROP COLUMN raw_block;
+                    ALTER TABLE message DROP COLUMN raw_at;
+                    DROP TABLE raw_block;
+                    DELETE FROM grdb_migrations WHERE identifier = 'v12 packed raw JSON';
+                    """)
+        }
+    }
+
+    @Test func theMigrationPacksAnArchiveWrittenBeforeIt() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
+        let before: [String]
+        let equalSearchText: Int
+        do {
+            let archive = try Archive(path: path)
+            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+            _ = Importer(archive: archive).importPaths([TestSupport.samplePages])
+            before = try ImportTests.dump(archive)
+        }
+        try Self.downgradeToV11(path)
+        do {
+            let old = try DatabaseQueue(path: path)
+            equalSearchText = try old.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE search_text = text AND text != ''") ?? 0
+            }
+            let inline = try old.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw = ''") }
+            #expect(equalSearchText > 1_000 && inline == 0)
+            try old.close()
+        }
+        #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
+        let upgraded = try Archive(path: path)
+        #expect(try ImportTests.dump(upgraded) == before)
+        let (unpacked, elided) = try upgraded.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NULL") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE search_text = '' AND text != ''") ?? -1
+            )
+        }
+        #expect(unpacked == 0, "sync-written rows are packed by the migration too")
+        #expect(elided == equalSearchText)
+        let hits = try SearchEngine(archive: upgraded).search("deadlock")
+        #expect(!hits.hits.isEmpty)
+        #expect(hits.hits.allSatisfy { $0.snippet.lowercased().contains("deadlock") })
+    }
+
+    /// A damaged block is reported as damage (what `serve` turns into an error), never a crash or a wrong message.
+    @Test func aDamagedBlockIsReportedNotServed() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        let id = try #require(try archive.pool.read { db in try Int64.fetchOne(db, sql: "SELECT min(id) FROM message") })
+        try archive.pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE raw_block SET data = substr(data, 1, 20)
+                    WHERE id = (SELECT raw_block FROM message WHERE id = ?)
+                    """, arguments: [id])
+        }
+        #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [id]) }
+        try archive.pool.write { db in
+            try db.execute(sql: "UPDATE message SET raw_at = -5 WHERE id = ?", arguments: [id])
+        }
+        #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [id]) }
+    }
+}
