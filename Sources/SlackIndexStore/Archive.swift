@@ -12,6 +12,8 @@ public final class Archive: Sendable {
     /// Where the database file is.
     public let path: String
     let pool: DatabasePool
+    /// Opening applied migrations or re-indexed the messages (the archive was written by an older version).
+    package let upgradedOnOpen: Bool
     /// User names for timeline reads, with the `users_version` they were read at.
     let nameCache = Mutex<(version: String, names: [String: String])?>(nil)
     /// Installed by the first `onMessageChanges` call.
@@ -74,14 +76,15 @@ public final class Archive: Sendable {
             if access == .readOnly {
                 pool = try DatabasePool(path: Archive.readOnlyLocation(path), configuration: config)
                 guard try pool.read({ try Migrations.isCurrent($0) }) else { throw StoreError.needsUpgrade(path: path) }
+                upgradedOnOpen = false
                 return
             }
             pool = try DatabasePool(path: path, configuration: config)
             // Most opens find the schema current: checking costs one read, migrating takes the write lock.
-            if try !pool.read({ try Migrations.migrator.hasCompletedMigrations($0) }) {
-                try Migrations.migrator.migrate(pool)
-            }
-            try Migrations.rebuildIndexIfTokenizerChanged(pool)
+            let migrate = try !pool.read({ try Migrations.migrator.hasCompletedMigrations($0) })
+            if migrate { try Migrations.migrator.migrate(pool) }
+            let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)
+            upgradedOnOpen = migrate || reindexed
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {

@@ -395,11 +395,13 @@ enum Migrations {
         return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion
     }
 
-    static func rebuildIndexIfTokenizerChanged(_ writer: some DatabaseWriter) throws {
+    /// Returns true when it re-indexed.
+    static func rebuildIndexIfTokenizerChanged(_ writer: some DatabaseWriter) throws -> Bool {
         let stored = try writer.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'")
         }
-        guard stored != tokenizerVersion else { return }
+        guard stored != tokenizerVersion else { return false }
         try writer.write { db in try rebuildIndex(db) }
+        return true
     }
 }

@@ -125,3 +125,26 @@ extension Archive {
         }
     }
 }
+
+extension Archive {
+    /// The database file's bytes (its pages, the WAL aside).
+    private func fileBytes() throws -> Int64 {
+        try pool.read { db in
+            let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            return try (Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0) * pageSize
+        }
+    }
+
+    /// Rewrites the file without its free pages and the slack inside half-empty ones (SQLite's VACUUM: needs free
+    /// disk for a copy of the archive, and holds the write lock while it runs). Returns the bytes the file shrank by.
+    ///
+    /// - Complexity: O(n) in the archive's size.
+    package func reclaimFreeSpace() throws -> Int64 {
+        let before = try fileBytes()
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "VACUUM")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        return before - (try fileBytes())
+    }
+}

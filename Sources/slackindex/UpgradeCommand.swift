@@ -10,8 +10,11 @@ struct UpgradeCommand: ParsableCommand {
             archive from an older version answers "needs an upgrade" until a command that writes opens it. \
             This one does only that: it applies the pending migrations (each in its own transaction: \
             stopping it loses nothing), re-indexes the messages when the index's tokenizer changed (word \
-            variants did: ~16 s per million messages) and says so. Running it on an up-to-date archive \
-            changes nothing.
+            variants did: ~16 s per million messages), packs the messages' stored JSON when the archive \
+            predates packing, and when it changed anything it then gives the space the old layout took back \
+            to the disk (SQLite's VACUUM: it needs free disk for a copy of the archive; --no-vacuum leaves the \
+            space in the file, where later imports reuse it). Running it on an up-to-date archive changes \
+            nothing.
 
             Examples:
               slackindex upgrade
@@ -20,9 +23,20 @@ struct UpgradeCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Flag(help: "Leave free space in the file instead of giving it back to the disk.")
+    var noVacuum = false
+
     func run() throws {
         let path = global.databasePath
-        _ = try global.openExistingArchive()
+        let archive = try global.openExistingArchive()
+        if archive.upgradedOnOpen && !noVacuum {
+            Output.error("Upgraded; giving the space the old layout took back to the disk…")
+            let reclaimed = try archive.reclaimFreeSpace()
+            if reclaimed > 0 {
+                Output.line("The archive at \(path) is up to date (\(Output.bytes(reclaimed)) smaller).")
+                return
+            }
+        }
         Output.line("The archive at \(path) is up to date.")
     }
 }

@@ -221,7 +221,8 @@ import Testing
     @Test func aDamagedBlockIsReportedNotServed() throws {
         let archive = try TestSupport.makeArchive()
         _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
-        let id = try #require(try archive.pool.read { db in try Int64.fetchOne(db, sql: "SELECT min(id) FROM message") })
+        let first = try archive.pool.read { db in try Int64.fetchOne(db, sql: "SELECT min(id) FROM message") }
+        let id = try #require(first)
         try archive.pool.write { db in
             try db.execute(
                 sql: """

@@ -98,4 +98,31 @@ import Testing
         #expect(try CLITests.run(["--db", missing, "upgrade"]).status == 2)
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
+
+    /// The packing migration frees pages; `upgrade` gives them back to the disk unless told not to.
+    @Test func upgradeGivesThePackingsFreeSpaceBack() throws {
+        let directory = TestSupport.temporaryDirectory()
+        var sizes: [Int64] = []
+        for flags in [[], ["--no-vacuum"]] {
+            let path = directory.appendingPathComponent("old\(flags.count).sqlite").path
+            #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+            try RawBlocksTests.downgradeToV11(path)
+            let before = try CLITests.run(["--db", path, "stats", "--json"])
+            #expect(before.status == 1 && before.stderr.contains("needs an upgrade"))
+            let upgrade = try CLITests.run(["--db", path, "upgrade"] + flags)
+            #expect(upgrade.status == 0, "\(upgrade.stderr)")
+            if flags.isEmpty {
+                #expect(upgrade.stdout.hasPrefix("The archive at \(path) is up to date ("))
+                #expect(upgrade.stdout.contains("smaller"))
+                #expect(upgrade.stderr.contains("giving the space the old layout took back to the disk"))
+            } else {
+                #expect(upgrade.stdout == "The archive at \(path) is up to date.\n")
+            }
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            sizes.append(try #require((attributes[.size] as? NSNumber)?.int64Value))
+            let stats = try CLITests.run(["--db", path, "stats", "--json"])
+            #expect(try CLITests.json(stats.stdout.split(separator: "\n")[0])["messages"] as? Int == 3_000)
+        }
+        #expect(sizes[0] < sizes[1])
+    }
 }
