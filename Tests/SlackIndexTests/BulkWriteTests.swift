@@ -229,6 +229,15 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
         check.note(message(22, thread: 20), .updated)  // a revision: not another reply
         check.note(message(31, thread: 30), .added)  // parent not in this import
         check.note(message(41, thread: 40, conversation: 2), .unchanged)  // already archived
-        #expect(check.threadsToRecount() == [1: [20, 30]])
+        check.note(message(50, thread: 50, replies: 2), .added)
+        check.note(message(51, thread: 50), .added)
+        check.note(message(50, thread: 50, replies: 1), .updated)  // a revision declares 1: all arrived
+        check.note(message(52, thread: 50), .added)  // one more than the revision declares
+        check.note(message(60, thread: 60, replies: 1), .added)
+        check.note(message(61, thread: 60), .added)
+        check.note(message(60, thread: 60, replies: 1), .updated)  // revised after its replies: not tracked
+        check.note(message(70, thread: 70, replies: 3), .added)
+        check.note(message(71, thread: 70), .added)  // fewer than declared: kept as declared
+        #expect(check.threadsToRecount() == [1: [20, 30, 50, 60]])
     }
 }
