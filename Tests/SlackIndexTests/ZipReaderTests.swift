@@ -47,7 +47,7 @@ import Testing
         let url = try Self.write(zip, "wrapped.zip")
         let source = try ZipExportSource(path: url.path)
         #expect(source.dayFiles.map { "\($0.folder)/\($0.name)" } == [
-            "général/2023-11-14.json", "général/2023-11-15.json", "random/2023-11-14.json",
+            "général/2023-11-14.json", "random/2023-11-14.json", "général/2023-11-15.json",
         ])
         #expect(source.dayFiles.map(\.displayPath) == source.dayFiles.map { "\(url.path):export/\($0.folder)/\($0.name)" })
         #expect(source.folders == ["général", "random"])
@@ -62,10 +62,10 @@ import Testing
         for file in source.dayFiles {
             #expect(try source.read(file).count == Int(file.size), "\(file.displayPath)")
         }
-        #expect(String(decoding: try source.read(source.dayFiles[1]), as: UTF8.self).contains("0200"))
+        #expect(String(decoding: try source.read(source.dayFiles[2]), as: UTF8.self).contains("0200"))
         // Entries of one folder share its strings: one folder and one container string per folder.
         let first = source.dayFiles[0]
-        let second = source.dayFiles[1]
+        let second = source.dayFiles[2]
         #expect(first.container == second.container && first.folder == second.folder)
         let summary = try Self.importZip(url)
         #expect(summary.messagesAdded == 3)

@@ -30,7 +30,8 @@ protocol ExportSource: Sendable {
     var path: String { get }
     /// Reads a top-level file (`users.json`, `channels.json`…); nil when the export has none.
     func listing(_ name: String) throws -> Data?
-    /// The day files, sorted by folder then date.
+    /// The day files, sorted by date then folder: the order the import reads them in (the source's array is the
+    /// import's, not a sorted copy of it: 64 bytes a file, 699,000 files in the generated 10M-message export).
     var dayFiles: [DayFileEntry] { get }
     /// Other files found inside conversation folders that are not day files (reported, not imported).
     var ignoredFiles: [String] { get }
@@ -90,7 +91,7 @@ struct FolderExportSource: ExportSource {
             case .failure(let failure): listed.unreadable.append(failure.skipped)
             }
         }
-        dayFiles = listed.days
+        dayFiles = listed.days.sorted { ($0.name, $0.folder) < ($1.name, $1.folder) }
         ignoredFiles = listed.ignored
         folders = listed.folders
         unreadable = listed.unreadable

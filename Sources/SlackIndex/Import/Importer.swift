@@ -115,7 +115,7 @@ public final class Importer: Sendable {
         of source: any ExportSource, listings: ExportListingsResult, started: Date, summary: inout ImportSummary,
         progress: ProgressHandler?
     ) throws {
-        let files = source.dayFiles.sorted { ($0.name, $0.folder) < ($1.name, $1.folder) }
+        let files = source.dayFiles
         let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth)
         let reader = ReaderJob(
@@ -148,6 +148,7 @@ public final class Importer: Sendable {
         bytesDone: inout Int64, filesDone: inout Int
     ) throws {
         var writeError: (any Error)?
+        var messagesSinceTrim = 0
         try archive.bulkImport(listings, commitMessages: commitMessages) { session in
             while let batch = queue.pop() {
                 if writeError != nil || summary.interrupted { continue }
@@ -157,6 +158,11 @@ public final class Importer: Sendable {
                     writeError = error
                     queue.close()
                     continue
+                }
+                messagesSinceTrim += batch.store.messages.count
+                if messagesSinceTrim >= commitMessages {
+                    FreeMemory.returnToSystem()
+                    messagesSinceTrim = 0
                 }
                 bytesDone += batch.bytes
                 filesDone += batch.files

@@ -77,7 +77,7 @@ final class ZipExportSource: ExportSource, Sendable {
                 ignored.append("\(path):\(fullPath)")
             }
         }
-        days.sort { ($0.folder, $0.name) < ($1.folder, $1.name) }
+        days.sort { ($0.name, $0.folder) < ($1.name, $1.folder) }
         listingEntries = listings
         dayFiles = days
         ignoredFiles = ignored.sorted()
