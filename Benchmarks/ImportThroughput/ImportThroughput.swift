@@ -3,8 +3,10 @@ import BenchmarkSupport
 import Foundation
 import SlackIndex
 
-/// Messages in the generated export (zip, seed `Fixtures.seed`).
-private let messages = 20_000
+/// Messages in the generated exports (zip, seed `Fixtures.seed`): a small one for throughput, a larger one whose
+/// peak memory shows memory that grows with the export (the 20k import's peak is mostly fixed costs).
+private let small = 20_000
+private let large = 200_000
 
 /// Messages imported per second, recorded once per iteration (`.throughput` counts whole imports per second).
 private let messagesPerSecond = BenchmarkMetric.custom(
@@ -26,12 +28,17 @@ let benchmarks: @Sendable () -> Void = {
         ]) { $1 }
     )
 
-    let zip = SetupValue<String>()
+    importBenchmark("Import 20k messages from zip", messages: small, iterations: 12)
+    importBenchmark("Import 200k messages from zip", messages: large, iterations: 3)
+}
 
-    // One iteration: open a fresh empty archive (untimed), import the whole zip into it (timed), delete it (untimed).
+/// One iteration: open a fresh empty archive (untimed), import the whole zip into it (timed), delete it (untimed).
+private func importBenchmark(_ name: String, messages: Int, iterations: Int) {
+    let zip = SetupValue<String>()
     Benchmark(
-        "Import 20k messages from zip",
-        configuration: .init(setup: { zip.set(try Fixtures.exportZip(messages: messages)) })
+        name,
+        configuration: .init(
+            maxIterations: iterations, setup: { zip.set(try Fixtures.exportZip(messages: messages)) })
     ) { benchmark in
         let folder = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -28,9 +28,21 @@ package struct PageWrite: Sendable {
     package var span: Span?
     /// Sync progress to record with the page, so that a stopped sync resumes after it.
     package var sync: SyncProgress?
+    /// The messages' raw JSON packed (`packRaws()`); `PreparedMessage.rawLocation` points into it.
+    package var rawBlocks: [[UInt8]] = []
 
     package init(conversationRowID: Int64) {
         self.conversationRowID = conversationRowID
+    }
+
+    /// Packs the page's messages' raw JSON into compressed blocks (one conversation's page: a block or a few),
+    /// as the export import packs a conversation's day; call it where the page is built, off the writer's thread.
+    ///
+    /// - Complexity: O(n) in the JSON's bytes.
+    package mutating func packRaws() {
+        rawBlocks = []
+        let locations = RawBlocks.pack(messages.lazy.map(\.raw), into: &rawBlocks)
+        for (index, location) in zip(messages.indices, locations) { messages[index].rawLocation = location }
     }
 
     /// The page must be written in its place among the others: its reaction events and sync progress depend on
@@ -113,9 +125,15 @@ extension Archive {
         }
         order.sort { ($0.key, $0.page, $0.message) < ($1.key, $1.page, $1.message) }
         var writer = try MessageWriter(db)
+        // Each page's packed JSON, at its own place in the writer's blocks.
+        var blockBase: [Int: Int] = [:]
+        for pageIndex in pages.indices { blockBase[pageIndex] = writer.usePackedRaws(pages[pageIndex].rawBlocks) }
         for entry in order {
             // Borrowed through the pages' storage, not copied (a copy retains a dozen strings).
-            let outcome = try pages[entry.page].messages.withUnsafeBufferPointer { try writer.upsert($0[entry.message]) }
+            let base = blockBase[entry.page] ?? 0
+            let outcome = try pages[entry.page].messages.withUnsafeBufferPointer {
+                try writer.upsert($0[entry.message], rawBlockBase: base)
+            }
             counts.count(outcome)
         }
         try writer.flushCounts()
@@ -142,7 +160,8 @@ extension Archive {
         var counts = WriteCounts()
         counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
         var writer = try MessageWriter(db)
-        for message in page.messages { counts.count(try writer.upsert(message)) }
+        let base = writer.usePackedRaws(page.rawBlocks)
+        for message in page.messages { counts.count(try writer.upsert(message, rawBlockBase: base)) }
         try writer.flushCounts()
         for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
         for event in page.reactions {

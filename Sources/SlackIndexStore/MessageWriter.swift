@@ -49,24 +49,29 @@ struct MessageWriter {
                 """)
     }
 
-    /// Uses `blocks` for the messages whose `rawLocation` points into them (one batch's packed JSON).
-    mutating func usePackedRaws(_ blocks: [[UInt8]]) {
-        rawBlocks = blocks
-        rawBlockIDs = Array(repeating: nil, count: blocks.count)
+    /// Adds `blocks` (one batch's or page's packed JSON) for the messages whose `rawLocation` points into them;
+    /// returns the base to upsert those messages with.
+    @discardableResult
+    mutating func usePackedRaws(_ blocks: [[UInt8]]) -> Int {
+        let base = rawBlocks.count
+        rawBlocks.append(contentsOf: blocks)
+        rawBlockIDs.append(contentsOf: repeatElement(nil, count: blocks.count))
+        return base
     }
 
     /// Inserts a new message or updates the stored one when this version is different and not older.
     ///
     /// A deleted message stays deleted (its text is updated but it does not return to search).
     /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
-    mutating func upsert(_ m: PreparedMessage) throws -> UpsertOutcome {
+    /// - Parameter rawBlockBase: where the message's batch or page starts in the blocks `usePackedRaws` added.
+    mutating func upsert(_ m: PreparedMessage, rawBlockBase: Int = 0) throws -> UpsertOutcome {
         // The id is the ts plus a tie-breaker for messages of other conversations with the same ts (`MessageID`).
         for tieBreaker in Int64(0)..<MessageID.tieBreakers {
             let id = MessageID(tsKey: m.tsKey, tieBreaker: tieBreaker).rawValue
-            let block = try rawBlockID(for: m)
+            let block = try rawBlockID(for: m, base: rawBlockBase)
             try insertRow(m, id: id, rawBlock: block)
             if sqlite3_changes(db.sqliteConnection) == 1 {
-                try storeRawBlock(for: m)
+                try storeRawBlock(for: m, base: rawBlockBase)
                 addedCounts[m.conversationRowID, default: MessageCountDelta()].add(flags: m.flags)
                 let start = ContinuousClock.now
                 try insertIndex(id: id, m.searchText, m.searchExtra)
@@ -81,11 +86,11 @@ struct MessageWriter {
         // crafted files). The message takes the first free id after them, a few microseconds ahead of its ts:
         // timelines order by ts_key, so only the global order among those microseconds is approximate.
         let id = try nextFreeID(after: MessageID(tsKey: m.tsKey, tieBreaker: MessageID.tieBreakers - 1).rawValue)
-        try insertRow(m, id: id, rawBlock: rawBlockID(for: m))
+        try insertRow(m, id: id, rawBlock: rawBlockID(for: m, base: rawBlockBase))
         guard sqlite3_changes(db.sqliteConnection) == 1 else {
             throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id for ts \(m.ts)")
         }
-        try storeRawBlock(for: m)
+        try storeRawBlock(for: m, base: rawBlockBase)
         addedCounts[m.conversationRowID, default: MessageCountDelta()].add(flags: m.flags)
         try insertIndex(id: id, m.searchText, m.searchExtra)
         try writeAttachments(id: id, m)
@@ -112,9 +117,10 @@ struct MessageWriter {
 
     /// The row id of the block holding `m`'s packed JSON (reserved, stored once a message of it is inserted), or nil
     /// when its JSON is stored inline.
-    private mutating func rawBlockID(for m: PreparedMessage) throws -> Int64? {
-        guard let location = m.rawLocation, rawBlockIDs.indices.contains(location.block) else { return nil }
-        if let known = rawBlockIDs[location.block] { return known.id }
+    private mutating func rawBlockID(for m: PreparedMessage, base: Int) throws -> Int64? {
+        guard let location = m.rawLocation, rawBlockIDs.indices.contains(base + location.block) else { return nil }
+        let index = base + location.block
+        if let known = rawBlockIDs[index] { return known.id }
         let id: Int64
         if let next = nextRawBlockID {
             id = next
@@ -122,18 +128,18 @@ struct MessageWriter {
             id = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) + 1 FROM raw_block") ?? 1
         }
         nextRawBlockID = id + 1
-        rawBlockIDs[location.block] = (id, false)
+        rawBlockIDs[index] = (id, false)
         return id
     }
 
     /// Stores the block of an inserted message's packed JSON, the first time one of its messages is inserted.
-    private mutating func storeRawBlock(for m: PreparedMessage) throws {
-        guard let location = m.rawLocation, rawBlockIDs.indices.contains(location.block),
-            let block = rawBlockIDs[location.block], !block.stored
+    private mutating func storeRawBlock(for m: PreparedMessage, base: Int) throws {
+        guard let location = m.rawLocation, rawBlockIDs.indices.contains(base + location.block),
+            let block = rawBlockIDs[base + location.block], !block.stored
         else { return }
         try db.cachedStatement(sql: "INSERT INTO raw_block (id, data) VALUES (?, ?)")
-            .execute(arguments: [block.id, Data(rawBlocks[location.block])])
-        rawBlockIDs[location.block] = (block.id, true)
+            .execute(arguments: [block.id, Data(rawBlocks[base + location.block])])
+        rawBlockIDs[base + location.block] = (block.id, true)
     }
 
     /// The smallest unused id above `taken` (held).

@@ -155,6 +155,24 @@ import Testing
         }
     }
 
+    /// Pages (sync, dumps) are packed a page at a time; their messages read back as JSON objects.
+    @Test func pagesArePackedToo() throws {
+        let archive = try TestSupport.makeArchive()
+        let summary = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        #expect(summary.messagesAdded > 100 && summary.skippedFiles.isEmpty)
+        let (packed, total) = try archive.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NOT NULL AND raw = ''") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message") ?? 0
+            )
+        }
+        #expect(packed * 10 > total * 8, "\(packed) of \(total) packed (edits applied as updates stay inline)")
+        let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message LIMIT 400") }
+        for (_, raw) in try archive.rawMessages(ids: ids) {
+            #expect((try? JSONSerialization.jsonObject(with: Data(raw.json.utf8))) is [String: Any])
+        }
+    }
+
     /// Back to the archive as v11 wrote it: JSON inline, `search_text` whole, no blocks, v12 not applied.
     static func downgradeToV11(_ path: String) throws {
         let archive = try Archive(path: path)

@@ -363,6 +363,7 @@ extension Importer {
             }
         }
         write.placeholders = preparer.takePlaceholders()
+        write.packRaws()
         // The page's span, for gap reports.
         let newestMessage = write.messages.max { $0.tsKey < $1.tsKey }
         let oldestMessage = write.messages.min { $0.tsKey < $1.tsKey }
