@@ -84,7 +84,8 @@ public final class Archive: Sendable {
             let migrate = try !pool.read({ try Migrations.migrator.hasCompletedMigrations($0) })
             if migrate { try Migrations.migrator.migrate(pool) }
             let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)
-            upgradedOnOpen = migrate || reindexed
+            let packed = try Migrations.packPendingRows(pool)
+            upgradedOnOpen = migrate || reindexed || packed
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {

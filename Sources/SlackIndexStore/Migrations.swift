@@ -310,64 +310,101 @@ enum Migrations {
         migrator.registerMigration("v12 packed raw JSON") { db in
             // Fewer bytes for the same content: messages' raw JSON packed and compressed a conversation's day at a
             // time (`RawBlocks`), and `search_text` left empty where it equals `text` (`SearchTextColumn`). The
-            // 1M-message archive: 1,213 → ~700 MiB. Rows keep `raw` empty while packed (`raw_block`, `raw_at`);
-            // rows written later by sync or by an update keep their JSON inline.
+            // 1M-message archive: 1,273 → 768 MB. Rows keep `raw` empty while packed (`raw_block`, `raw_at`); rows
+            // an update rewrites keep their JSON inline. The existing rows are packed after this migration, in
+            // transactions of 4,096 rows (`packPendingRows`): one transaction would grow the WAL to the archive's
+            // size (7.7 GB for 10M messages).
             try db.execute(
                 sql: """
                     CREATE TABLE raw_block (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
                     ALTER TABLE message ADD COLUMN raw_block INTEGER;
                     ALTER TABLE message ADD COLUMN raw_at INTEGER;
                     UPDATE message SET search_text = ' ' WHERE search_text = '' AND text != '';
-                    UPDATE message SET search_text = '' WHERE search_text = text;
+                    INSERT OR REPLACE INTO meta (key, value) VALUES ('packing', '');
                     """)
-            try packInlineRaws(db)
         }
         return migrator
     }
 
-    /// Packs every message's inline JSON into blocks, a conversation's day at a time, in pieces of 4,096 rows.
+    /// Packs the rows written before migration v12, when that is still to do (`meta.packing`: where it stopped),
+    /// a conversation's day at a time, each piece of rows in its own transaction: stopping loses nothing, the next
+    /// write-open goes on from there. Returns true when it packed anything.
     ///
-    /// - Complexity: O(n) rows read and rewritten.
-    static func packInlineRaws(_ db: Database) throws {
-        let microsecondsPerDay: Int64 = 86_400_000_000
-        var after: (conversation: Int64, key: Int64) = (Int64.min, Int64.min)
-        let update = try db.makeStatement(sql: "UPDATE message SET raw = '', raw_block = ?, raw_at = ? WHERE id = ?")
-        let insert = try db.makeStatement(sql: "INSERT INTO raw_block (data) VALUES (?)")
-        while true {
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, conversation_id, ts_key, raw FROM message
-                    WHERE (conversation_id, ts_key) > (?, ?) AND raw_block IS NULL
-                    ORDER BY conversation_id, ts_key LIMIT 4096
-                    """, arguments: [after.conversation, after.key])
-            guard let last = rows.last else { return }
-            after = (last["conversation_id"], last["ts_key"])
-            // Runs of one conversation's day.
-            var start = 0
-            while start < rows.count {
-                let conversation: Int64 = rows[start]["conversation_id"]
-                let day = (rows[start]["ts_key"] as Int64).quotientAndRemainder(dividingBy: microsecondsPerDay).quotient
-                var end = start + 1
-                while end < rows.count, rows[end]["conversation_id"] == conversation,
-                    (rows[end]["ts_key"] as Int64).quotientAndRemainder(dividingBy: microsecondsPerDay).quotient == day
-                {
-                    end += 1
-                }
-                var blocks: [[UInt8]] = []
-                let locations = RawBlocks.pack(rows[start..<end].map { $0["raw"] as String }, into: &blocks)
-                var blockIDs: [Int64] = []
-                for block in blocks {
-                    try insert.execute(arguments: [Data(block)])
-                    blockIDs.append(db.lastInsertedRowID)
-                }
-                for (row, location) in zip(rows[start..<end], locations) {
-                    guard let location else { continue }
-                    try update.execute(arguments: [blockIDs[location.block], location.packed, row["id"] as Int64])
-                }
-                start = end
-            }
+    /// - Complexity: O(n) rows read and rewritten, once.
+    /// - Parameter transactions: at most this many (tests stop it half way).
+    static func packPendingRows(
+        _ writer: some DatabaseWriter, rowsPerTransaction: Int = 4_096, transactions: Int = .max
+    ) throws -> Bool {
+        // Most opens have nothing to pack: one read, no write lock.
+        let pending = try writer.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'packing')") ?? false
         }
+        guard pending else { return false }
+        var packedAny = false
+        for _ in 0..<transactions {
+            let more = try writer.write { db -> Bool in
+                guard let position = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'packing'")
+                else { return false }
+                let parts = position.split(separator: ":").compactMap { Int64($0) }
+                let after = parts.count == 2 ? (parts[0], parts[1]) : (Int64.min, Int64.min)
+                guard let last = try packRows(after: after, limit: rowsPerTransaction, in: db) else {
+                    try db.execute(sql: "DELETE FROM meta WHERE key = 'packing'")
+                    return false
+                }
+                try db.execute(
+                    sql: "UPDATE meta SET value = ? WHERE key = 'packing'", arguments: ["\(last.0):\(last.1)"])
+                return true
+            }
+            guard more else { return packedAny }
+            packedAny = true
+        }
+        return packedAny
+    }
+
+    /// Packs up to `limit` rows after (conversation, ts key) `after`, in key order; returns the last row's key, or
+    /// nil when there are none.
+    private static func packRows(after: (Int64, Int64), limit: Int, in db: Database) throws -> (Int64, Int64)? {
+        let microsecondsPerDay: Int64 = 86_400_000_000
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, conversation_id, ts_key, raw, raw_block FROM message
+                WHERE (conversation_id, ts_key) > (?, ?)
+                ORDER BY conversation_id, ts_key LIMIT ?
+                """, arguments: [after.0, after.1, limit])
+        guard let last = rows.last else { return nil }
+        let update = try db.cachedStatement(sql: "UPDATE message SET raw = '', raw_block = ?, raw_at = ? WHERE id = ?")
+        let insert = try db.cachedStatement(sql: "INSERT INTO raw_block (data) VALUES (?)")
+        // Runs of one conversation's day among the rows still inline.
+        let inline = rows.filter { ($0["raw_block"] as Int64?) == nil }
+        func day(_ row: Row) -> (Int64, Int64) {
+            let key: Int64 = row["ts_key"]
+            return (row["conversation_id"], key.quotientAndRemainder(dividingBy: microsecondsPerDay).quotient)
+        }
+        var start = 0
+        while start < inline.count {
+            var end = start + 1
+            while end < inline.count, day(inline[end]) == day(inline[start]) { end += 1 }
+            var blocks: [[UInt8]] = []
+            let locations = RawBlocks.pack(inline[start..<end].map { $0["raw"] as String }, into: &blocks)
+            var blockIDs: [Int64] = []
+            for block in blocks {
+                try insert.execute(arguments: [Data(block)])
+                blockIDs.append(db.lastInsertedRowID)
+            }
+            for (row, location) in zip(inline[start..<end], locations) {
+                guard let location else { continue }
+                try update.execute(arguments: [blockIDs[location.block], location.packed, row["id"] as Int64])
+            }
+            start = end
+        }
+        try db.execute(
+            sql: """
+                UPDATE message SET search_text = ''
+                WHERE (conversation_id, ts_key) > (?, ?) AND (conversation_id, ts_key) <= (?, ?)
+                    AND search_text = text AND search_text != ''
+                """, arguments: [after.0, after.1, last["conversation_id"], last["ts_key"]])
+        return (last["conversation_id"], last["ts_key"])
     }
 
     /// The tokenizer build in this binary (rules version and ICU version).

@@ -230,9 +230,53 @@ import Testing
         }
         #expect(unpacked == 0, "sync-written rows are packed by the migration too")
         #expect(elided == equalSearchText)
+        let pending = try upgraded.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM meta WHERE key = 'packing'")
+        }
+        #expect(pending == 0)
         let hits = try SearchEngine(archive: upgraded).search("deadlock")
         #expect(!hits.hits.isEmpty)
         #expect(hits.hits.allSatisfy { $0.snippet.lowercased().contains("deadlock") })
+    }
+
+    /// The rows are packed in transactions of a few thousand rows after the migration: stopped half way, the next
+    /// write-open goes on where it stopped; reads give the same messages at every stage.
+    @Test func packingAfterTheMigrationResumes() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
+        let before: [String]
+        do {
+            let archive = try Archive(path: path)
+            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+            before = try ImportTests.dump(archive)
+        }
+        try Self.downgradeToV11(path)
+        do {
+            // The migration and one transaction of 1,000 rows, then a stop.
+            let pool = try DatabasePool(path: path)
+            try Migrations.migrator.migrate(pool)
+            #expect(try Migrations.packPendingRows(pool, rowsPerTransaction: 1_000, transactions: 1))
+            let (packed, position) = try pool.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NOT NULL") ?? 0,
+                    try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'packing'")
+                )
+            }
+            #expect(packed > 0 && packed <= 1_000)
+            #expect(position?.contains(":") == true)
+            try pool.close()
+        }
+        #expect(try ImportTests.dump(Archive(path: path, access: .readOnly)) == before)
+        let finished = try Archive(path: path)
+        #expect(finished.upgradedOnOpen)
+        #expect(try ImportTests.dump(finished) == before)
+        let (unpacked, pending) = try finished.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NULL") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM meta WHERE key = 'packing'") ?? -1
+            )
+        }
+        #expect(unpacked == 0 && pending == 0)
+        #expect(try Archive(path: path).upgradedOnOpen == false)
     }
 
     /// A damaged block is reported as damage (what `serve` turns into an error), never a crash or a wrong message.
