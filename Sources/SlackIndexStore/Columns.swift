@@ -39,7 +39,8 @@ enum ConversationColumns {
 enum SearchTextColumn {
     /// What is stored for `searchText` beside `text`.
     static func stored(_ searchText: String, text: String) -> String {
-        if searchText == text { return "" }
+        // Bytes, not `==`: Swift compares strings by canonical equivalence, and the stored text must be exact.
+        if searchText.utf8.elementsEqual(text.utf8) { return "" }
         return searchText.isEmpty ? " " : searchText
     }
 

@@ -81,6 +81,7 @@ import Testing
         #expect(SearchTextColumn.stored("@alice hi", text: "<@U1> hi") == "@alice hi")
         #expect(SearchTextColumn.stored("", text: "<!subteam^S1>") == " ")
         #expect(SearchTextColumn.stored("", text: "") == "")
+        #expect(SearchTextColumn.stored("caf\u{E9}", text: "cafe\u{301}") == "caf\u{E9}", "equivalent, not equal bytes")
         for (search, text) in [("hello", "hello"), ("@alice hi", "<@U1> hi"), ("", ""), ("x", "")] {
             let stored = SearchTextColumn.stored(search, text: text)
             #expect(SearchTextColumn.value(stored: stored, text: text).trimmingCharacters(in: .whitespaces) == search)
