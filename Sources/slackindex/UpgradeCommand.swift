@@ -13,8 +13,9 @@ struct UpgradeCommand: ParsableCommand {
             variants did: ~16 s per million messages), packs the messages' stored JSON when the archive \
             predates packing, and when it changed anything it then gives the space the old layout took back \
             to the disk (SQLite's VACUUM: it needs free disk for a copy of the archive; --no-vacuum leaves the \
-            space in the file, where later imports reuse it). Running it on an up-to-date archive changes \
-            nothing.
+            space in the file, where later imports reuse it). An import or a sync upgrades an archive too but \
+            leaves that space in the file: --vacuum gives it back then. Running it on an up-to-date archive \
+            changes nothing.
 
             Examples:
               slackindex upgrade
@@ -26,11 +27,21 @@ struct UpgradeCommand: ParsableCommand {
     @Flag(help: "Leave free space in the file instead of giving it back to the disk.")
     var noVacuum = false
 
+    @Flag(help: "Give free space back to the disk even when nothing needed an upgrade (after an import upgraded it).")
+    var vacuum = false
+
+    func validate() throws {
+        if vacuum && noVacuum { throw ValidationError("--vacuum and --no-vacuum contradict each other.") }
+    }
+
     func run() throws {
         let path = global.databasePath
         let archive = try global.openExistingArchive()
-        if archive.upgradedOnOpen && !noVacuum {
-            Output.error("Upgraded; giving the space the old layout took back to the disk…")
+        if (archive.upgradedOnOpen || vacuum) && !noVacuum {
+            Output.error(
+                archive.upgradedOnOpen
+                    ? "Upgraded; giving the space the old layout took back to the disk…"
+                    : "Giving the file's free space back to the disk…")
             let reclaimed = try archive.reclaimFreeSpace()
             if reclaimed > 0 {
                 Output.line("The archive at \(path) is up to date (\(Output.bytes(reclaimed)) smaller).")

@@ -124,5 +124,13 @@ import Testing
             #expect(try CLITests.json(stats.stdout.split(separator: "\n")[0])["messages"] as? Int == 3_000)
         }
         #expect(sizes[0] < sizes[1])
+        // The archive left with its space: `--vacuum` gives it back although nothing needs an upgrade.
+        let kept = directory.appendingPathComponent("old1.sqlite").path
+        let vacuum = try CLITests.run(["--db", kept, "upgrade", "--vacuum"])
+        #expect(vacuum.status == 0 && vacuum.stdout.contains("smaller"), "\(vacuum.stdout)\(vacuum.stderr)")
+        #expect(vacuum.stderr.contains("Giving the file's free space back to the disk"))
+        let after = try FileManager.default.attributesOfItem(atPath: kept)
+        #expect(try #require((after[.size] as? NSNumber)?.int64Value) < sizes[1])
+        #expect(try CLITests.run(["--db", kept, "upgrade", "--vacuum", "--no-vacuum"]).status == 64)
     }
 }
