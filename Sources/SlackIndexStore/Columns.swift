@@ -39,9 +39,22 @@ enum ConversationColumns {
 enum SearchTextColumn {
     /// What is stored for `searchText` beside `text`.
     static func stored(_ searchText: String, text: String) -> String {
-        // Bytes, not `==`: Swift compares strings by canonical equivalence, and the stored text must be exact.
-        if searchText.utf8.elementsEqual(text.utf8) { return "" }
+        if sameBytes(searchText, text) { return "" }
         return searchText.isEmpty ? " " : searchText
+    }
+
+    /// Byte equality: `==` compares by canonical equivalence (the stored text must be exact), and `elementsEqual`
+    /// over the UTF-8 views cost 1.5 s of CPU per 1M messages where memcmp costs nothing measurable.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard let left = x.baseAddress, let right = y.baseAddress else { return x.count == y.count }
+                return memcmp(left, right, x.count) == 0
+            }
+        }
     }
 
     /// The search text from the stored columns.
