@@ -35,7 +35,7 @@ package struct RawLocation: Sendable, Equatable {
 ///
 /// Stored form: 4 bytes of inflated length (little-endian), then a zlib stream.
 package enum RawBlocks {
-    /// Most bytes of JSON in one block; a message larger than this stays unpacked (stored as it is).
+    /// Most bytes of JSON in one block; a message larger than this, or empty, stays unpacked (stored as it is).
     static let capacity = 32 * 1024
     /// The largest inflated block accepted when reading (a damaged length field must not allocate gigabytes).
     static let maximumInflated = 16 * 1024 * 1024
@@ -60,7 +60,8 @@ package enum RawBlocks {
         }
         for raw in raws {
             let count = raw.utf8.count
-            guard count <= capacity else {
+            // Empty JSON (never a message) stays inline: it would point into a block that may never be written.
+            guard count > 0, count <= capacity else {
                 locations.append(nil)
                 continue
             }

@@ -37,7 +37,7 @@ import Testing
         }
         for (raw, location) in zip(raws, locations) {
             guard let location else {
-                #expect(raw.utf8.count > RawBlocks.capacity)
+                #expect(raw.isEmpty || raw.utf8.count > RawBlocks.capacity)
                 continue
             }
             #expect(location.block >= 1)
@@ -46,7 +46,11 @@ import Testing
             let stored = try #require(RawLocation(block: Int64(location.block), packed: location.packed))
             #expect(stored == location)
         }
-        #expect(locations.contains { $0 == nil }, "the random strings include some larger than a block")
+        #expect(zip(raws, locations).contains { $1 == nil && !$0.isEmpty }, "some strings are larger than a block")
+        #expect(zip(raws, locations).contains { $1 == nil && $0.isEmpty }, "some strings are empty")
+        // Only empty strings: no block, nothing located.
+        var none: [[UInt8]] = []
+        #expect(RawBlocks.pack(["", ""], into: &none) == [nil, nil] && none.isEmpty)
     }
 
     /// Damaged blocks and locations read as nil: no trap, no huge allocation.
