@@ -226,14 +226,14 @@ extension Archive {
     private static func namesDeletedReply(
         _ json: String, conversationRowID: Int64, threadKey: Int64, in db: Database
     ) throws -> Bool {
-        try Bool.fetchOne(
-            db,
+        let statement = try db.cachedStatement(
             sql: """
                 SELECT EXISTS (SELECT 1 FROM message d INDEXED BY message_thread
                     WHERE d.conversation_id = ? AND d.thread_key = ?
                         AND d.ts = CASE WHEN json_valid(?) THEN json_extract(?, '$.latest_reply') END
                         AND d.is_deleted = 1)
-                """, arguments: [conversationRowID, threadKey, json, json]) ?? false
+                """)
+        return try Bool.fetchOne(statement, arguments: [conversationRowID, threadKey, json, json]) ?? false
     }
 }
 
