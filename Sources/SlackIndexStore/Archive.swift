@@ -12,7 +12,8 @@ public final class Archive: Sendable {
     /// Where the database file is.
     public let path: String
     let pool: DatabasePool
-    /// Opening applied migrations or re-indexed the messages (the archive was written by an older version).
+    /// Opening applied migrations to an existing archive, re-indexed or packed its messages (the archive was written
+    /// by an older version); false for a new archive.
     package let upgradedOnOpen: Bool
     /// User names for timeline reads, with the `users_version` they were read at.
     let nameCache = Mutex<(version: String, names: [String: String])?>(nil)
@@ -81,11 +82,13 @@ public final class Archive: Sendable {
             }
             pool = try DatabasePool(path: path, configuration: config)
             // Most opens find the schema current: checking costs one read, migrating takes the write lock.
-            let migrate = try !pool.read({ try Migrations.migrator.hasCompletedMigrations($0) })
-            if migrate { try Migrations.migrator.migrate(pool) }
+            let (current, created) = try pool.read { db in
+                (try Migrations.migrator.hasCompletedMigrations(db), try !db.tableExists("grdb_migrations"))
+            }
+            if !current { try Migrations.migrator.migrate(pool) }
             let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)
             let packed = try Migrations.packPendingRows(pool)
-            upgradedOnOpen = migrate || reindexed || packed
+            upgradedOnOpen = (!current && !created) || reindexed || packed
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {

@@ -26,14 +26,22 @@ struct GlobalOptions: ParsableArguments {
 
     /// Opens the archive: read-only for commands that only read (no file is created or migrated, and a
     /// read-only file, folder or mount works).
-    func openArchive(_ access: Archive.Access = .readWrite) throws -> Archive {
-        try Archive(path: databasePath, access: access)
+    /// Opens the archive; a write-open that upgraded an archive of an older version says how to give the old
+    /// layout's space back (`upgrade` does that itself, `vacuumHint: false`).
+    func openArchive(_ access: Archive.Access = .readWrite, vacuumHint: Bool = true) throws -> Archive {
+        let archive = try Archive(path: databasePath, access: access)
+        if archive.upgradedOnOpen && vacuumHint {
+            Output.error(
+                "note: the archive was upgraded for this version; `slackindex upgrade --vacuum` gives the space its "
+                    + "old layout took back to the disk.")
+        }
+        return archive
     }
 
     /// Opens an archive that must already exist, read-write: for commands that write to what an import made
     /// (`serve`, `token`) and must not leave an empty archive behind when pointed at the wrong path.
-    func openExistingArchive() throws -> Archive {
+    func openExistingArchive(vacuumHint: Bool = true) throws -> Archive {
         guard FileManager.default.fileExists(atPath: databasePath) else { throw StoreError.noArchive(path: databasePath) }
-        return try openArchive()
+        return try openArchive(vacuumHint: vacuumHint)
     }
 }

@@ -36,7 +36,7 @@ struct UpgradeCommand: ParsableCommand {
 
     func run() throws {
         let path = global.databasePath
-        let archive = try global.openExistingArchive()
+        let archive = try global.openExistingArchive(vacuumHint: false)
         if (archive.upgradedOnOpen || vacuum) && !noVacuum {
             Output.error(
                 archive.upgradedOnOpen

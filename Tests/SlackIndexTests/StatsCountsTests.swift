@@ -133,4 +133,16 @@ import Testing
         #expect(try #require((after[.size] as? NSNumber)?.int64Value) < sizes[1])
         #expect(try CLITests.run(["--db", kept, "upgrade", "--vacuum", "--no-vacuum"]).status == 64)
     }
+
+    /// An import that upgrades an archive says how to give the old layout's space back.
+    @Test func anImportThatUpgradesPointsToVacuum() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
+        #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+        try RawBlocksTests.downgradeToV11(path)
+        let again = try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("`slackindex upgrade --vacuum` gives the space"))
+        let current = try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"])
+        #expect(!current.stderr.contains("upgrade --vacuum"))
+    }
 }
