@@ -41,8 +41,7 @@ package struct PageWrite: Sendable {
     /// - Complexity: O(n) in the JSON's bytes.
     package mutating func packRaws() {
         rawBlocks = []
-        let locations = RawBlocks.pack(messages.lazy.map(\.raw), into: &rawBlocks)
-        for (index, location) in zip(messages.indices, locations) { messages[index].rawLocation = location }
+        RawBlocks.pack(&messages, into: &rawBlocks)
     }
 
     /// The page must be written in its place among the others: its reaction events and sync progress depend on

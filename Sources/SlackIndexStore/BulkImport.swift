@@ -64,8 +64,7 @@ extension ImportBatch {
     /// - Complexity: O(n) in the JSON's bytes.
     package mutating func packRaws(from start: Int) {
         guard start < messages.count else { return }
-        let locations = RawBlocks.pack(messages[start...].lazy.map(\.raw), into: &rawBlocks)
-        for (index, location) in zip(start..., locations) { messages[index].rawLocation = location }
+        RawBlocks.pack(&messages[start...], into: &rawBlocks)
     }
 }
 

@@ -379,11 +379,15 @@ enum Migrations {
                 """)
         let insert = try db.cachedStatement(sql: "INSERT INTO raw_block (data) VALUES (?)")
         // The rows still inline, by conversation and day, in ts order within each (ids are time-ordered).
-        var runs: [[Int64]: [Row]] = [:]
+        struct Day: Hashable {
+            var conversation: Int64
+            var day: Int64
+        }
+        var runs: [Day: [Row]] = [:]
         for row in rows where (row["raw_block"] as Int64?) == nil {
             let key: Int64 = row["ts_key"]
             let day = key.quotientAndRemainder(dividingBy: microsecondsPerDay).quotient
-            runs[[row["conversation_id"], day], default: []].append(row)
+            runs[Day(conversation: row["conversation_id"], day: day), default: []].append(row)
         }
         var located: [Int64: (block: Int64, at: Int64)] = [:]
         for run in runs.values {

@@ -74,6 +74,13 @@ package enum RawBlocks {
         return locations
     }
 
+    /// Packs the messages' raw JSON into blocks appended to `blocks` and points each message's `rawLocation` there
+    /// (a batch's day file or a page: one conversation, in order).
+    static func pack(_ messages: inout some MutableCollection<PreparedMessage>, into blocks: inout [[UInt8]]) {
+        let locations = pack(messages.lazy.map(\.raw), into: &blocks)
+        for (index, location) in zip(messages.indices, locations) { messages[index].rawLocation = location }
+    }
+
     /// The block's JSON text: nil when the stored bytes are not a block this code wrote (damaged archive).
     static func inflate(_ stored: [UInt8]) -> [UInt8]? {
         guard stored.count >= 4 else { return nil }
@@ -154,8 +161,11 @@ struct RawBlockReader {
             throw ArchiveDamage(description: "a message's stored JSON has an invalid location (block \(block))")
         }
         if cachedID != block {
-            guard let stored = try Data.fetchOne(db, sql: "SELECT data FROM raw_block WHERE id = ?", arguments: [block])
-            else { throw ArchiveDamage(description: "block \(block) of stored message JSON is missing") }
+            // Cached: compiling it per block was measurable on serve's pages (as the latest-reply check was).
+            let statement = try db.cachedStatement(sql: "SELECT data FROM raw_block WHERE id = ?")
+            guard let stored = try Data.fetchOne(statement, arguments: [block]) else {
+                throw ArchiveDamage(description: "block \(block) of stored message JSON is missing")
+            }
             guard let text = RawBlocks.inflate([UInt8](stored)) else {
                 throw ArchiveDamage(description: "block \(block) of stored message JSON is damaged")
             }
