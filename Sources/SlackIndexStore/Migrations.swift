@@ -312,7 +312,7 @@ enum Migrations {
             // time (`RawBlocks`), and `search_text` left empty where it equals `text` (`SearchTextColumn`). The
             // 1M-message archive: 1,273 → 768 MB. Rows keep `raw` empty while packed (`raw_block`, `raw_at`); rows
             // an update rewrites keep their JSON inline. The existing rows are packed after this migration, in
-            // transactions of 4,096 rows (`packPendingRows`): one transaction would grow the WAL to the archive's
+            // transactions of 32,768 rows (`packPendingRows`): one transaction would grow the WAL to the archive's
             // size (7.7 GB for 10M messages).
             try db.execute(
                 sql: """
