@@ -197,6 +197,7 @@ extension Archive {
                 db,
                 sql: """
                     SELECT m.id, m.conversation_id, m.ts_key, m.raw, m.raw_block, m.raw_at,
+                        m.text, m.ts, m.user_id, m.thread_ts,
                         (m.flags & \(parent)) != 0 AS is_parent, m.reply_count,
                         CASE WHEN (m.flags & \(parent)) != 0 THEN
                             (SELECT r.ts FROM message r INDEXED BY message_thread
@@ -208,7 +209,10 @@ extension Archive {
                     """, arguments: StatementArguments(ids))
             {
                 let id: Int64 = row["id"]
-                let json = try blocks.raw(inline: row["raw"], block: row["raw_block"], at: row["raw_at"], in: db)
+                let fields = RepeatedFields(
+                    text: row["text"], ts: row["ts"], userID: row["user_id"], threadTS: row["thread_ts"])
+                let json = try blocks.raw(
+                    inline: row["raw"], block: row["raw_block"], at: row["raw_at"], fields: fields, in: db)
                 var message = RawMessage(
                     json: json, isThreadParent: row["is_parent"], replyCount: row["reply_count"],
                     latestReply: row["latest_reply"])

@@ -367,7 +367,10 @@ enum Migrations {
         let microsecondsPerDay: Int64 = 86_400_000_000
         let rows = try Row.fetchAll(
             db,
-            sql: "SELECT id, conversation_id, ts_key, raw, raw_block FROM message WHERE id > ? ORDER BY id LIMIT ?",
+            sql: """
+                SELECT id, conversation_id, ts_key, raw, raw_block, text, ts, user_id, thread_ts
+                FROM message WHERE id > ? ORDER BY id LIMIT ?
+                """,
             arguments: [after, limit])
         guard let last = rows.last else { return nil }
         let update = try db.cachedStatement(
@@ -392,7 +395,12 @@ enum Migrations {
         var located: [Int64: (block: Int64, at: Int64)] = [:]
         for run in runs.values {
             var blocks: [[UInt8]] = []
-            let locations = RawBlocks.pack(run.map { $0["raw"] as String }, into: &blocks)
+            let locations = RawBlocks.pack(
+                run.lazy.map { row in
+                    let fields = RepeatedFields(
+                        text: row["text"], ts: row["ts"], userID: row["user_id"], threadTS: row["thread_ts"])
+                    return (row["raw"] as String, fields)
+                }, into: &blocks)
             var blockIDs: [Int64] = []
             for block in blocks {
                 try insert.execute(arguments: [Data(block)])

@@ -42,9 +42,18 @@ package enum RawBlocks {
 
     /// Packs `raws` into blocks of at most `capacity` bytes each (in order), appending them to `blocks`; returns each
     /// raw's location (`block` indexes `blocks`), or nil for a raw that stays unpacked.
+    static func pack(_ raws: some Sequence<String>, into blocks: inout [[UInt8]]) -> [RawLocation?] {
+        pack(raws.lazy.map { ($0, nil) }, into: &blocks)
+    }
+
+    /// Packs each raw, without the fields its row repeats when `fields` are given (`RawElision`), into blocks of at
+    /// most `capacity` bytes each (in order), appending them to `blocks`; returns each raw's location (`block`
+    /// indexes `blocks`), or nil for a raw that stays unpacked.
     ///
     /// - Complexity: O(n) in the bytes packed.
-    static func pack(_ raws: some Sequence<String>, into blocks: inout [[UInt8]]) -> [RawLocation?] {
+    static func pack(
+        _ raws: some Sequence<(raw: String, fields: RepeatedFields?)>, into blocks: inout [[UInt8]]
+    ) -> [RawLocation?] {
         var locations: [RawLocation?] = []
         var pending: [UInt8] = []
         // Where the pending block's messages start in `locations`.
@@ -58,17 +67,34 @@ package enum RawBlocks {
             }
             pending.removeAll(keepingCapacity: true)
         }
-        for raw in raws {
+        var member: [UInt8] = []
+        var elider = RawElision.Elider()
+        for (raw, fields) in raws {
             let count = raw.utf8.count
-            // Empty JSON (never a message) stays inline: it would point into a block that may never be written.
+            // Empty JSON (never a message) stays inline: it would point into a block that may never be written. So
+            // does JSON holding a byte a block reads as a marker (`RawElision`).
             guard count > 0, count <= capacity else {
                 locations.append(nil)
                 continue
             }
-            if pending.count + count > capacity { flush() }
+            member.removeAll(keepingCapacity: true)
+            if let fields {
+                guard elider.elide(raw, fields, into: &member) else {
+                    locations.append(nil)
+                    continue
+                }
+            } else {
+                var raw = raw
+                guard !raw.withUTF8(RawElision.holdsMarker) else {
+                    locations.append(nil)
+                    continue
+                }
+                member.append(contentsOf: raw.utf8)
+            }
+            if pending.count + member.count > capacity { flush() }
             if pending.isEmpty { groupStart = locations.count }
-            locations.append(RawLocation(block: blocks.count, offset: pending.count, length: count))
-            pending.append(contentsOf: raw.utf8)
+            locations.append(RawLocation(block: blocks.count, offset: pending.count, length: member.count))
+            pending.append(contentsOf: member)
         }
         flush()
         return locations
@@ -77,7 +103,7 @@ package enum RawBlocks {
     /// Packs the messages' raw JSON into blocks appended to `blocks` and points each message's `rawLocation` there
     /// (a batch's day file or a page: one conversation, in order).
     static func pack(_ messages: inout some MutableCollection<PreparedMessage>, into blocks: inout [[UInt8]]) {
-        let locations = pack(messages.lazy.map(\.raw), into: &blocks)
+        let locations = pack(messages.lazy.map { ($0.raw, RepeatedFields($0)) }, into: &blocks)
         for (index, location) in zip(messages.indices, locations) { messages[index].rawLocation = location }
     }
 
@@ -103,12 +129,20 @@ package enum RawBlocks {
         return output
     }
 
-    /// One message's JSON from its block's text; nil when the location lies outside it.
-    static func slice(_ text: [UInt8], _ location: RawLocation) -> String? {
+    /// One message's packed JSON in its block's text; nil when the location lies outside it.
+    static func member(_ text: [UInt8], _ location: RawLocation) -> ArraySlice<UInt8>? {
         guard location.offset >= 0, location.length >= 0, location.offset <= text.count,
             location.length <= text.count - location.offset
         else { return nil }
-        return String(decoding: text[location.offset..<(location.offset + location.length)], as: UTF8.self)
+        return text[location.offset..<(location.offset + location.length)]
+    }
+
+    /// One message's JSON from its block's text, the fields its row repeats put back; nil when the location lies
+    /// outside the block or the member names a field the row lacks.
+    static func slice(_ text: [UInt8], _ location: RawLocation, fields: RepeatedFields? = nil) -> String? {
+        guard let member = member(text, location) else { return nil }
+        guard let fields else { return String(decoding: member, as: UTF8.self) }
+        return RawElision.restore(member, fields)
     }
 
     /// The stored form of `text`: its length, then zlib level 1 (levels 6 and 9 saved 2–4% more for twice the time).
@@ -154,8 +188,11 @@ struct RawBlockReader {
     private var cachedID: Int64?
     private var cachedText: [UInt8] = []
 
-    /// The JSON of a row with columns `raw`, `raw_block` and `raw_at`.
-    mutating func raw(inline: String, block: Int64?, at packed: Int64?, in db: Database) throws -> String {
+    /// The JSON of a row with columns `raw`, `raw_block` and `raw_at`, and the fields it repeats (`text`, `ts`,
+    /// `user_id`, `thread_ts`).
+    mutating func raw(
+        inline: String, block: Int64?, at packed: Int64?, fields: RepeatedFields, in db: Database
+    ) throws -> String {
         guard let block else { return inline }
         guard let packed, let location = RawLocation(block: block, packed: packed) else {
             throw ArchiveDamage(description: "a message's stored JSON has an invalid location (block \(block))")
@@ -172,7 +209,7 @@ struct RawBlockReader {
             cachedID = block
             cachedText = text
         }
-        guard let json = RawBlocks.slice(cachedText, location) else {
+        guard let json = RawBlocks.slice(cachedText, location, fields: fields) else {
             throw ArchiveDamage(description: "a message's stored JSON lies outside its block \(block)")
         }
         return json
