@@ -16,6 +16,7 @@ final class ZipExportSource: ExportSource, Sendable {
 
     init(path: String) throws {
         self.path = path
+        let zip: ZipReader
         do {
             zip = try ZipReader(path: path)
         } catch {
@@ -25,8 +26,8 @@ final class ZipExportSource: ExportSource, Sendable {
         let entries = zip.entries
         let files = entries.indices.filter { !entries[$0].isDirectory }
         var prefix = ""
-        if !files.contains(where: { exportListingNames.contains(entries[$0].path) }) {
-            let candidates = files.lazy.map { entries[$0].path }.filter { key in
+        if !files.contains(where: { exportListingNames.contains(zip.path(of: entries[$0])) }) {
+            let candidates = files.lazy.map { zip.path(of: entries[$0]) }.filter { key in
                 exportListingNames.contains { key.hasSuffix("/" + $0) } && key.split(separator: "/").count == 2
             }
             if let first = candidates.min(), let slash = first.firstIndex(of: "/") {
@@ -34,15 +35,19 @@ final class ZipExportSource: ExportSource, Sendable {
             }
         }
         self.prefix = prefix
+        self.zip = zip
         var listings: [String: ZipReader.Entry] = [:]
         var days: [DayFileEntry] = []
+        // At most one per file: appending would grow the array by doubling (67 MB at the 10M export's peak, for
+        // 28 MB of entries).
+        days.reserveCapacity(files.count)
         var ignored: [String] = []
-        // One folder string and one container string per folder, shared by its entries.
-        var shared: [Substring: (folder: String, container: String)] = [:]
+        // One folder record per folder, shared by its entries.
+        var shared: [Substring: DayFolder] = [:]
         var refused: [ImportSummary.SkippedFile] = []
         for index in files {
             let entry = entries[index]
-            let fullPath = entry.path
+            let fullPath = zip.path(of: entry)
             guard fullPath.hasPrefix(prefix) else { continue }
             let relative = fullPath.dropFirst(prefix.count)
             let parts = relative.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
@@ -56,23 +61,22 @@ final class ZipExportSource: ExportSource, Sendable {
             }
             let name = String(parts[1])
             guard !parts[0].hasPrefix("__MACOSX"), !name.hasPrefix(".") else { continue }
-            let strings: (folder: String, container: String)
+            let place: DayFolder
             if let known = shared[parts[0]] {
-                strings = known
+                place = known
             } else {
                 let folder = String(parts[0])
                 if let problem = unsafeFolderName(folder) {
                     refused.append(.init(path: "\(path):\(fullPath)", reason: problem))
                     continue
                 }
-                strings = (folder, "\(path):\(prefix)\(folder)/")
-                shared[parts[0]] = strings
+                place = DayFolder(folder: folder, container: "\(path):\(prefix)\(folder)/")
+                shared[parts[0]] = place
             }
             if isDayFileName(name), let zipIndex = Int32(exactly: index) {
                 days.append(
                     DayFileEntry(
-                        folder: strings.folder, name: name, size: Int64(clamping: entry.uncompressedSize),
-                        container: strings.container, zipIndex: zipIndex))
+                        place: place, name: name, size: Int64(clamping: entry.uncompressedSize), zipIndex: zipIndex))
             } else {
                 ignored.append("\(path):\(fullPath)")
             }
@@ -89,7 +93,7 @@ final class ZipExportSource: ExportSource, Sendable {
     /// the zip's directory.
     func listing(_ name: String) throws -> Data? {
         let key = prefix + name
-        let other = exportListingNames.contains(name) ? nil : zip.entries.first { !$0.isDirectory && $0.path == key }
+        let other = exportListingNames.contains(name) ? nil : zip.entries.first { !$0.isDirectory && zip.path(of: $0) == key }
         guard let entry = listingEntries[key] ?? other else { return nil }
         return try read(entry, displayPath: "\(path):\(prefix + name)")
     }
