@@ -121,8 +121,9 @@ struct ImportCommand: ParsableCommand {
         }
         for note in s.notes { Output.error("note: \(note)") }
         if !s.ignoredFiles.isEmpty {
-            Output.error("note: \(s.ignoredFiles.count) non-day file(s) inside conversation folders were not imported"
-                + " (e.g. \(s.ignoredFiles[0])).")
+            Output.error(
+                "note: \(s.ignoredFiles.count) file(s) that are not a conversation folder's day files were not"
+                    + " imported (e.g. \(s.ignoredFiles[0])).")
         }
         let rate = s.seconds > 0 ? Double(s.messagesRead) / s.seconds : 0
         let recognised = s.recognised.sorted { $0.key < $1.key }.map { "\(Output.count($0.value)) \($0.key)" }

@@ -30,7 +30,7 @@ import Testing
     }
 
     /// The zip's listing: listings and day files inside a wrapping folder, day files read by their entry (and
-    /// named `zip:path`), everything else reported or left aside as before the directory was kept once.
+    /// named `zip:path`), everything else reported, beside the wrapping folder too.
     @Test func aWrappedExportsDayFilesListingsAndOddEntries() throws {
         var zip = ZipWriter()
         zip.add("export/channels.json", #"[{"id": "C1", "name": "général"}, {"id": "C2", "name": "random"}]"#)
@@ -51,7 +51,9 @@ import Testing
         ])
         #expect(source.dayFiles.map(\.displayPath) == source.dayFiles.map { "\(url.path):export/\($0.folder)/\($0.name)" })
         #expect(source.folders == ["général", "random"])
+        // What lies beside the wrapping folder is reported too: a day file there is not read.
         #expect(source.ignoredFiles == [
+            "\(url.path):elsewhere/2023-11-14.json",
             "\(url.path):export/__MACOSX/random/._2023-11-14.json", "\(url.path):export/random/deeper/2023-11-14.json",
             "\(url.path):export/random/notes.txt",
         ])

@@ -48,7 +48,12 @@ final class ZipExportSource: ExportSource, Sendable {
         for index in files {
             let entry = entries[index]
             let fullPath = zip.path(of: entry)
-            guard fullPath.hasPrefix(prefix) else { continue }
+            guard fullPath.hasPrefix(prefix) else {
+                // Beside the folder the export is wrapped in (another export zipped with it, notes): not read, but
+                // said, as other files that are not day files are.
+                ignored.append("\(path):\(fullPath)")
+                continue
+            }
             let relative = fullPath.dropFirst(prefix.count)
             let parts = relative.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 2 else {
