@@ -15,6 +15,8 @@ final class Gate: Sendable {
     }
 
     func open() { condition.withLock { $0 = true } }
+
+    var isOpen: Bool { condition.withLock { $0 } }
 }
 
 /// Runs a Python script and waits for it without blocking a thread of the cooperative pool: the server under test
@@ -66,10 +68,17 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
         // Another token is admitted; cheap reads answer while both searches wait for the thread.
         let second = Task { await api.call("search.messages", parameters: ["query": "the"], bearer: other) }
         let channel = try APIFixture.conversationID(folder: "general")
-        let started = ContinuousClock.now
+        // The history answers while the gate holds both searches: queued behind them, it would wait for the gate
+        // for ever. A watchdog opens the gate after 60 s, so such a regression fails below instead of hanging the
+        // suite (a bound of 5 s flaked at 7.3 s on a loaded 2-core VM: this is not a speed test).
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            gate.open()
+        }
         let history = await api.call("conversations.history", parameters: ["channel": channel], bearer: greedy)
         #expect(history.ok, "\(history.body)")
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(!gate.isOpen, "answered while the searches were held, not after the watchdog let them go")
+        watchdog.cancel()
         gate.open()
         try await holder.value
         let answered = await first.value
