@@ -210,7 +210,8 @@ struct RawBlockReader {
             cachedText = text
         }
         guard let json = RawBlocks.slice(cachedText, location, fields: fields) else {
-            throw ArchiveDamage(description: "a message's stored JSON lies outside its block \(block)")
+            throw ArchiveDamage(
+                description: "a message's stored JSON lies outside its block \(block), or names a field its row lacks")
         }
         return json
     }

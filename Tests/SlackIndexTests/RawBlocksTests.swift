@@ -302,5 +302,16 @@ import Testing
             try db.execute(sql: "UPDATE message SET raw_at = -5 WHERE id = ?", arguments: [id])
         }
         #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [id]) }
+        // A packed message whose JSON had its "user" cut, in a row that lost its user: damage, not a guess.
+        let other = try archive.pool.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT max(id) FROM message WHERE user_id IS NOT NULL AND raw_block IS NOT NULL")
+        }
+        let victim = try #require(other)
+        #expect(try archive.rawMessages(ids: [victim])[victim]?.json.contains("\"user\":") == true)
+        try archive.pool.write { db in
+            try db.execute(sql: "UPDATE message SET user_id = NULL WHERE id = ?", arguments: [victim])
+        }
+        #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [victim]) }
     }
 }
