@@ -26,18 +26,11 @@ final class ZipReader: @unchecked Sendable {
         var isDirectory: Bool
     }
 
-    /// Every entry's name, decoded to UTF-8, in one buffer: a `String` per entry was a heap allocation each
-    /// (~100 bytes per entry with its record; the generated 3M-message export has 320,505 entries).
-    ///
-    /// `@unchecked Sendable`: written once while the directory is read, immutable after.
-    fileprivate final class NameBuffer: @unchecked Sendable {
-        var bytes: [UInt8] = []
-    }
-
     /// The entry's path in the zip (decoded from UTF-8 or code page 437).
     func path(of entry: Entry) -> String {
         let start = Int(entry.nameStart)
-        return String(decoding: names.bytes[start..<start + Int(entry.nameCount)], as: UTF8.self)
+        let end = min(start + Int(entry.nameCount), names.count)  // (another reader's entry: no trap)
+        return String(decoding: names[min(start, end)..<end], as: UTF8.self)
     }
 
     /// Why a zip or one of its entries cannot be read, in words for the import's report.
@@ -47,7 +40,9 @@ final class ZipReader: @unchecked Sendable {
     }
 
     let entries: [Entry]
-    private let names: NameBuffer
+    /// Every entry's name, decoded to UTF-8, in one buffer: a `String` per entry was a heap allocation each
+    /// (~100 bytes per entry with its record; the generated 3M-message export has 320,505 entries).
+    private let names: [UInt8]
     private let descriptor: Int32
     private let fileSize: UInt64
 
@@ -196,7 +191,7 @@ final class ZipReader: @unchecked Sendable {
     /// file order, each check next to the read it guards.
     private static func readDirectory(
         descriptor: Int32, fileSize: UInt64
-    ) throws -> (entries: [Entry], names: NameBuffer) {
+    ) throws -> (entries: [Entry], names: [UInt8]) {
         // The end-of-central-directory record: 22 bytes plus a comment of up to 65,535 bytes, at the end.
         guard fileSize >= 22 else { throw Failure("it is too short to be a zip file") }
         let tailSize = Int(min(fileSize, 22 + 65_535 + 20))
@@ -232,14 +227,15 @@ final class ZipReader: @unchecked Sendable {
             throw Failure("the central directory lies outside the file (truncated?)")
         }
         let directory = try read(descriptor: descriptor, at: directoryOffset, count: Int(directorySize))
-        let names = NameBuffer()
+        var names: [UInt8] = []
         var entries: [Entry] = []
         entries.reserveCapacity(Int(min(count, directorySize / 46)))
         // Names, extra fields and comments: an upper bound of the UTF-8 names' bytes (grown only for code page 437
         // names, whose decoding is longer), so the buffer is not grown by doubling (34.6 MB at the 10M export's
         // peak for 21 MB of names).
         let fixedParts = Int(clamping: count).multipliedReportingOverflow(by: 46)
-        names.bytes.reserveCapacity(max(0, Int(clamping: directorySize) - (fixedParts.overflow ? .max : fixedParts.partialValue)))
+        names.reserveCapacity(
+            max(0, Int(clamping: directorySize) - (fixedParts.overflow ? .max : fixedParts.partialValue)))
         var offset = 0
         for _ in 0..<count {
             guard offset + 46 <= directory.count, u32(directory, offset) == 0x0201_4b50 else {
@@ -258,10 +254,10 @@ final class ZipReader: @unchecked Sendable {
             let name = decodeName(
                 directory[directory.startIndex + nameStart..<directory.startIndex + extraStart],
                 utf8Flag: flags & 0x0800 != 0)
-            guard let start = UInt32(exactly: names.bytes.count), let count = UInt16(exactly: name.utf8.count),
+            guard let start = UInt32(exactly: names.count), let count = UInt16(exactly: name.utf8.count),
                 start.addingReportingOverflow(UInt32(count)).overflow == false
             else { throw Failure("the central directory's names exceed 4 GB, or one name 64 KB") }
-            names.bytes.append(contentsOf: name.utf8)
+            names.append(contentsOf: name.utf8)
             var entry = Entry(
                 compressedSize: UInt64(u32(directory, offset + 20)),
                 uncompressedSize: UInt64(u32(directory, offset + 24)),
