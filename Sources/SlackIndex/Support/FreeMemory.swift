@@ -13,7 +13,7 @@
 /// `nonisolated(unsafe)`: a function pointer written once, then only read.
 enum FreeMemory {
     /// glibc's `malloc_trim`, looked up at run time (Swift's Glibc module leaves `malloc.h` out); nil elsewhere.
-    nonisolated(unsafe) private static let trim: (@convention(c) (Int) -> Int32)? = {
+    private static let trim: (@convention(c) (Int) -> Int32)? = {
         #if canImport(Glibc)
             guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
             return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
