@@ -32,6 +32,17 @@ package struct RepeatedFields: Sendable, Equatable {
 enum RawElision {
     enum Marker: UInt8, CaseIterable {
         case textSlackExport = 1, textSlackAPI, textPlain, textGo, ts, user, threadTS
+
+        /// How the text a text marker stands for is escaped; nil for the other fields (written as they are).
+        var escaping: Escaping? {
+            switch self {
+            case .textSlackExport: .slackExport
+            case .textSlackAPI: .slackAPI
+            case .textPlain: .plain
+            case .textGo: .go
+            case .ts, .user, .threadTS: nil
+            }
+        }
     }
 
     /// How a JSON writer escapes a string.
@@ -78,12 +89,13 @@ enum RawElision {
                 let haystack = UnsafeRawBufferPointer(json)
                 cuts.removeAll(keepingCapacity: true)
                 for escaping in Escaping.allCases where kind.differs(escaping) {
-                    RawElision.textLiteral(fields.text, escaping, into: &literal)
+                    literal.removeAll(keepingCapacity: true)
+                    _ = RawElision.appendLiteral(escaping.marker, fields, to: &literal)
                     if find(literal, escaping.marker, in: haystack) { break }
                 }
-                for marker in [Marker.ts, .user, .threadTS]
-                where RawElision.literal(marker, fields, into: &literal) {
-                    _ = find(literal, marker, in: haystack)
+                for marker in [Marker.ts, .user, .threadTS] {
+                    literal.removeAll(keepingCapacity: true)
+                    if RawElision.appendLiteral(marker, fields, to: &literal) { _ = find(literal, marker, in: haystack) }
                 }
                 cuts.sort { $0.range.lowerBound < $1.range.lowerBound }
                 var position = 0
@@ -187,11 +199,8 @@ enum RawElision {
         for index in packed.indices {
             let byte = packed[index]
             guard byte >= 1 && byte <= 7 else { continue }
-            guard let marker = Marker(rawValue: byte), let literal = literal(marker, fields) else {
-                return nil
-            }
             out.append(contentsOf: packed[start..<index])
-            out.append(contentsOf: literal)
+            guard let marker = Marker(rawValue: byte), appendLiteral(marker, fields, to: &out) else { return nil }
             start = index + 1
         }
         out.append(contentsOf: packed[start...])
@@ -201,39 +210,31 @@ enum RawElision {
     /// The bytes `marker` stands for; nil when the row has no such field.
     static func literal(_ marker: Marker, _ fields: RepeatedFields) -> [UInt8]? {
         var out: [UInt8] = []
-        return literal(marker, fields, into: &out) ? out : nil
+        return appendLiteral(marker, fields, to: &out) ? out : nil
     }
 
-    /// Sets `out` to the bytes `marker` stands for; false when the row has no such field.
-    static func literal(_ marker: Marker, _ fields: RepeatedFields, into out: inout [UInt8]) -> Bool {
-        func keyed(_ key: StaticString, _ value: String?) -> Bool {
-            guard let value else { return false }
-            out.removeAll(keepingCapacity: true)
-            out.append(UInt8(ascii: "\""))
-            key.withUTF8Buffer { out.append(contentsOf: $0) }
-            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: "\"")])
-            out.append(contentsOf: value.utf8)
-            out.append(UInt8(ascii: "\""))
-            return true
-        }
+    /// Appends the bytes `marker` stands for (`"key":"value"`, the text escaped as its marker says); false, with
+    /// nothing appended, when the row has no such field.
+    static func appendLiteral(_ marker: Marker, _ fields: RepeatedFields, to out: inout [UInt8]) -> Bool {
+        let key: StaticString
+        let value: String?
         switch marker {
-        case .textSlackExport: textLiteral(fields.text, .slackExport, into: &out)
-        case .textSlackAPI: textLiteral(fields.text, .slackAPI, into: &out)
-        case .textPlain: textLiteral(fields.text, .plain, into: &out)
-        case .textGo: textLiteral(fields.text, .go, into: &out)
-        case .ts: return keyed("ts", fields.ts)
-        case .user: return keyed("user", fields.userID)
-        case .threadTS: return keyed("thread_ts", fields.threadTS)
+        case .textSlackExport, .textSlackAPI, .textPlain, .textGo: (key, value) = ("text", fields.text)
+        case .ts: (key, value) = ("ts", fields.ts)
+        case .user: (key, value) = ("user", fields.userID)
+        case .threadTS: (key, value) = ("thread_ts", fields.threadTS)
         }
-        return true
-    }
-
-    /// Sets `out` to `"text":"…"` with the text escaped as `escaping` does.
-    static func textLiteral(_ text: String, _ escaping: Escaping, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: #""text":""#.utf8)
-        escape(text, escaping, into: &out)
+        guard let value else { return false }
         out.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(contentsOf: #"":""#.utf8)
+        if let escaping = marker.escaping {
+            escape(value, escaping, into: &out)
+        } else {
+            out.append(contentsOf: value.utf8)
+        }
+        out.append(UInt8(ascii: "\""))
+        return true
     }
 
     /// Appends the JSON string body of `text` as `escaping` writes it.

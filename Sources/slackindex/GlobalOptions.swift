@@ -25,9 +25,8 @@ struct GlobalOptions: ParsableArguments {
     var databasePath: String { db ?? Archive.defaultPath() }
 
     /// Opens the archive: read-only for commands that only read (no file is created or migrated, and a
-    /// read-only file, folder or mount works).
-    /// Opens the archive; a write-open that upgraded an archive of an older version says how to give the old
-    /// layout's space back (`upgrade` does that itself, `vacuumHint: false`).
+    /// read-only file, folder or mount works). A write-open that upgraded an archive of an older version says how
+    /// to give the old layout's space back (`upgrade` does that itself, `vacuumHint: false`).
     func openArchive(_ access: Archive.Access = .readWrite, vacuumHint: Bool = true) throws -> Archive {
         let archive = try Archive(path: databasePath, access: access)
         if archive.upgradedOnOpen && vacuumHint {

@@ -108,15 +108,7 @@ import Testing
             let objects = try APIFixture.exportMessages(folder: folder)
             let tss = objects.compactMap { $0["ts"] as? String }
             let unique = Set(tss.filter { ts in tss.filter { $0 == ts }.count == 1 })
-            let ids = try archive.pool.read { db in
-                try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT m.id, m.ts FROM message m JOIN conversation c ON c.id = m.conversation_id
-                        WHERE c.folder = ?
-                        """, arguments: [folder]
-                ).reduce(into: [String: Int64]()) { $0[$1["ts"]] = $1["id"] }
-            }
+            let ids = try Self.messageIDsByTS(in: archive, folder: folder)
             let raws = try archive.rawMessages(ids: Array(ids.values))
             for var object in objects {
                 guard let ts = object["ts"] as? String, unique.contains(ts), object["subtype"] == nil,
@@ -175,6 +167,19 @@ import Testing
         let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message LIMIT 400") }
         for (_, raw) in try archive.rawMessages(ids: ids) {
             #expect((try? JSONSerialization.jsonObject(with: Data(raw.json.utf8))) is [String: Any])
+        }
+    }
+
+    /// The row ids of a conversation folder's messages, by ts.
+    static func messageIDsByTS(in archive: Archive, folder: String) throws -> [String: Int64] {
+        try archive.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.id, m.ts FROM message m JOIN conversation c ON c.id = m.conversation_id
+                    WHERE c.folder = ?
+                    """, arguments: [folder]
+            ).reduce(into: [String: Int64]()) { $0[$1["ts"]] = $1["id"] }
         }
     }
 

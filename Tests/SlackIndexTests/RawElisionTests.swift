@@ -102,15 +102,7 @@ import Testing
             .filter { !$0.hasSuffix(".json") }
         var compared = 0
         for folder in folders {
-            let rows = try archive.pool.read { db in
-                try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT m.id, m.ts FROM message m JOIN conversation c ON c.id = m.conversation_id
-                        WHERE c.folder = ?
-                        """, arguments: [folder])
-            }
-            let ids = rows.reduce(into: [String: Int64]()) { $0[$1["ts"]] = $1["id"] }
+            let ids = try RawBlocksTests.messageIDsByTS(in: archive, folder: folder)
             let raws = try archive.rawMessages(ids: Array(ids.values))
             let directory = TestSupport.sampleFolder + "/" + folder
             for day in try FileManager.default.contentsOfDirectory(atPath: directory) where day.hasSuffix(".json") {
