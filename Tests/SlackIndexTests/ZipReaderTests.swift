@@ -39,6 +39,7 @@ import Testing
         zip.add("export/général/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0200"))
         zip.add("export/random/2023-11-14.json", Self.good.replacingOccurrences(of: "0100", with: "0300"))
         zip.add("export/random/notes.txt", "not a day")
+        zip.add("export/integration_logs.json", #"{"logs": []}"#)
         zip.add("export/random/.DS_Store", "hidden")
         zip.add("export/random/deeper/2023-11-14.json", Self.good)
         zip.add("export/__MACOSX/random/._2023-11-14.json", "resource fork")
@@ -61,6 +62,9 @@ import Testing
         #expect(try source.listing("channels.json").map { String(decoding: $0, as: UTF8.self) }?.contains("général") == true)
         #expect(try source.listing("users.json") == Data("[]".utf8))
         #expect(try source.listing("groups.json") == nil)
+        // Any file beside the folders is found by name, not only the listings.
+        #expect(try source.listing("integration_logs.json") == Data(#"{"logs": []}"#.utf8))
+        #expect(try source.listing("random") == nil)
         for file in source.dayFiles {
             #expect(try source.read(file).count == Int(file.size), "\(file.displayPath)")
         }
@@ -69,9 +73,27 @@ import Testing
         let first = source.dayFiles[0]
         let second = source.dayFiles[2]
         #expect(first.place === second.place && first.folder == second.folder)
-        #expect(MemoryLayout<DayFileEntry>.stride <= 40 && MemoryLayout<ZipReader.Entry>.stride <= 40)
+        // What the import holds per day file (the directory is let go once listed).
+        #expect(MemoryLayout<DayFileEntry>.stride <= 48 && MemoryLayout<ZipReader.Entry>.stride <= 40)
         let summary = try Self.importZip(url)
         #expect(summary.messagesAdded == 3)
+    }
+
+    @Test func dayNumbersSortAndNameAsTheirFileNames() throws {
+        var generator = SystemRandomNumberGenerator()
+        var names = ["0000-00-00.json", "9999-99-99.json", "0007-01-09.json", "2024-01-15.json", "2024-10-05.json"]
+        for _ in 0..<500 {
+            names.append(String(format: "%04d-%02d-%02d.json", Int.random(in: 0...9999, using: &generator),
+                Int.random(in: 0...99, using: &generator), Int.random(in: 0...99, using: &generator)))
+        }
+        let place = DayFolder(folder: "general", container: "x:general/")
+        let entries = try names.map { try DayFileEntry(place: place, day: #require(dayNumber(ofDayFileName: $0)), size: 1) }
+        #expect(entries.map(\.name) == names)
+        #expect(entries.sorted { $0.day < $1.day }.map(\.name) == names.sorted())
+        #expect(dayNumber(ofDayFileName: "2024-01-15.json") == 20_240_115)
+        for name in ["2024-1-15.json", "2024-01-15.jsn", "2024-01-1x.json", "2024_01_15.json", "２０２４-01-15.json", ""] {
+            #expect(dayNumber(ofDayFileName: name) == nil, "\(name)")
+        }
     }
 
     @Test func deflatedEntriesMatchTheFolder() throws {
@@ -79,7 +101,7 @@ import Testing
         let reader = try ZipReader(path: TestSupport.sampleZip)
         let files = reader.entries.filter { !$0.isDirectory }
         #expect(files.count > 100)
-        #expect(files.contains { $0.method == 8 })
+        #expect(files.contains { $0.location.method == 8 })
         for entry in files {
             let folderFile = URL(fileURLWithPath: TestSupport.sampleFolder).appendingPathComponent(reader.path(of: entry))
             #expect(try reader.data(of: entry) == Data(contentsOf: folderFile), "\(reader.path(of: entry))")
@@ -118,10 +140,11 @@ import Testing
 
     @Test func damagedDeflateDataIsReported() throws {
         let reader = try ZipReader(path: TestSupport.sampleZip)
-        let entry = try #require(reader.entries.first { $0.method == 8 && $0.compressedSize > 200 })
+        let entry = try #require(reader.entries.first { $0.location.method == 8 && $0.location.compressedSize > 200 })
         var bytes = try Data(contentsOf: URL(fileURLWithPath: TestSupport.sampleZip))
         // Overwrite the middle of the entry's compressed data.
-        let middle = Int(entry.localHeaderOffset) + 30 + reader.path(of: entry).utf8.count + Int(entry.compressedSize) / 2
+        let middle = Int(entry.location.localHeaderOffset) + 30 + reader.path(of: entry).utf8.count
+            + Int(entry.location.compressedSize) / 2
         for index in middle..<middle + 16 { bytes[index] ^= 0x5A }
         let url = TestSupport.temporaryDirectory().appendingPathComponent("damaged.zip")
         try bytes.write(to: url)

@@ -7,24 +7,45 @@ import Foundation
 /// not one per file), the name fits a small string inline, and the path is made when it is needed.
 struct DayFileEntry: Sendable {
     /// The conversation folder and what comes before the name in `displayPath`: one object for all of a folder's
-    /// entries, so an entry is 40 bytes (the 10M-message export lists 698,664 of them, held through the import).
+    /// entries.
     let place: DayFolder
-    /// The file name, e.g. `2024-01-15.json` (15 bytes: stored in the `String` itself).
-    var name: String
-    /// Uncompressed size in bytes (for progress).
-    var size: Int64
-    /// The zip entry's index in its `ZipReader`, for zip exports.
-    var zipIndex: Int32 = -1
+    /// For a zip export, where the file lies in the zip; for a folder export only `uncompressedSize` is set (the
+    /// file's size). The entry is all an import keeps of a day file: 48 bytes, where the zip's directory entry, its
+    /// name and the day file's record were 115 (the 10M-message export lists 698,664 day files; 80 MB held through
+    /// its import, now 34 MB).
+    var location: ZipReader.Location
+    /// The date the name gives, as the number YYYYMMDD (`2024-01-15.json` is 20240115): it sorts as the name does.
+    let day: Int32
 
-    init(place: DayFolder, name: String, size: Int64, zipIndex: Int32 = -1) {
+    /// A zip export's day file of date `day` (`dayNumber(ofDayFileName:)`).
+    init(place: DayFolder, day: Int32, location: ZipReader.Location) {
         self.place = place
-        self.name = name
-        self.size = size
-        self.zipIndex = zipIndex
+        self.location = location
+        self.day = day
+    }
+
+    /// A folder export's day file of date `day` (`dayNumber(ofDayFileName:)`) and `size` bytes.
+    init(place: DayFolder, day: Int32, size: Int64) {
+        let location = ZipReader.Location(
+            localHeaderOffset: 0, compressedSize: 0, uncompressedSize: UInt64(clamping: size), crc: 0, flags: 0,
+            method: 0)
+        self.init(place: place, day: day, location: location)
     }
 
     /// The conversation folder (channel name, DM id, group DM name).
     var folder: String { place.folder }
+    /// The file name, e.g. `2024-01-15.json`.
+    var name: String {
+        var bytes = Array("0000-00-00.json".utf8)
+        var rest = day
+        for index in [9, 8, 6, 5, 3, 2, 1, 0] {
+            bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+    /// Uncompressed size in bytes (for progress).
+    var size: Int64 { Int64(clamping: location.uncompressedSize) }
     /// Where the file is, as a person would name it (`export.zip:general/2024-01-15.json`).
     var displayPath: String { place.container + name }
 }
@@ -51,7 +72,7 @@ protocol ExportSource: Sendable {
     /// Reads a top-level file (`users.json`, `channels.json`…); nil when the export has none.
     func listing(_ name: String) throws -> Data?
     /// The day files, sorted by date then folder: the order the import reads them in (the source's array is the
-    /// import's, not a sorted copy of it: 64 bytes a file, 699,000 files in the generated 10M-message export).
+    /// import's, not a sorted copy of it: 48 bytes a file, 699,000 files in the generated 10M-message export).
     var dayFiles: [DayFileEntry] { get }
     /// Other files found inside conversation folders that are not day files (reported, not imported).
     var ignoredFiles: [String] { get }
@@ -64,17 +85,23 @@ protocol ExportSource: Sendable {
 }
 
 /// A day file's name: `YYYY-MM-DD.json`.
-func isDayFileName(_ name: String) -> Bool {
+func isDayFileName(_ name: String) -> Bool { dayNumber(ofDayFileName: name) != nil }
+
+/// The date a day file's name gives as the number YYYYMMDD (`2024-01-15.json` is 20240115), or nil when the name
+/// is not `YYYY-MM-DD.json` (any digits: an impossible date is still a day file, read and reported as such).
+func dayNumber(ofDayFileName name: String) -> Int32? {
     let bytes = Array(name.utf8)
-    guard bytes.count == 15, name.hasSuffix(".json") else { return false }
+    guard bytes.count == 15, name.hasSuffix(".json") else { return nil }
+    var number: Int32 = 0
     for (index, byte) in bytes.prefix(10).enumerated() {
         if index == 4 || index == 7 {
-            guard byte == UInt8(ascii: "-") else { return false }
+            guard byte == UInt8(ascii: "-") else { return nil }
         } else {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return false }
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            number = number * 10 + Int32(byte - UInt8(ascii: "0"))
         }
     }
-    return true
+    return number
 }
 
 /// The top-level files an export may hold; their presence tells an export from other folders.
@@ -111,7 +138,7 @@ struct FolderExportSource: ExportSource {
             case .failure(let failure): listed.unreadable.append(failure.skipped)
             }
         }
-        dayFiles = listed.days.sorted { ($0.name, $0.folder) < ($1.name, $1.folder) }
+        dayFiles = listed.days.sorted { ($0.day, $0.folder) < ($1.day, $1.folder) }
         ignoredFiles = listed.ignored
         folders = listed.folders
         unreadable = listed.unreadable
@@ -142,7 +169,7 @@ struct FolderExportSource: ExportSource {
             let place = DayFolder(folder: folder, container: folderPath + "/")
             for name in names.sorted() {
                 let filePath = folderPath + "/" + name
-                guard isDayFileName(name) else {
+                guard let day = dayNumber(ofDayFileName: name) else {
                     ignored.append(filePath)
                     continue
                 }
@@ -151,7 +178,7 @@ struct FolderExportSource: ExportSource {
                     unreadable.append(
                         .init(path: filePath, reason: "the day file is \(size >> 20) MB, over the \(maximumDayFileSize >> 20) MB read per day file"))
                 case .success(.file(let size)):
-                    days.append(DayFileEntry(place: place, name: name, size: size))
+                    days.append(DayFileEntry(place: place, day: day, size: size))
                 case .success(.folder):
                     unreadable.append(.init(path: filePath, reason: "it is a folder, not a day file"))
                 case .success(.other(let what)):

@@ -312,7 +312,7 @@ final class ReaderJob: @unchecked Sendable {
         while index < files.count {
             // All files of one date (files are sorted by date, then folder).
             var end = index + 1
-            while end < files.count && files[end].name == files[index].name { end += 1 }
+            while end < files.count && files[end].day == files[index].day { end += 1 }
             let dayStart = batch.store.messages.count
             for file in files[index..<end] {
                 batch.files += 1

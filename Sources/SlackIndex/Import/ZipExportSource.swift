@@ -3,10 +3,11 @@ import Foundation
 /// An export still in its zip (`ZipReader`): entries are inflated one at a time, never all at once.
 final class ZipExportSource: ExportSource, Sendable {
     let path: String
-    private let zip: ZipReader
-    /// The listing files' entries (`channels.json`, `users.json`, …) by path: the day files are found through
-    /// their `DayFileEntry.zipIndex`, so the zip's directory is not held twice.
-    private let listingEntries: [String: ZipReader.Entry]
+    /// The open zip: the directory (`ZipReader`) is let go once listed, each day file's `DayFileEntry` says
+    /// where it lies.
+    private let file: ZipFile
+    /// The files beside the conversation folders (`channels.json`, `users.json`, …) by name.
+    private let topFiles: [String: ZipReader.Location]
     /// A folder every entry sits in (some tools zip the export's folder, not its contents), with its `/`.
     private let prefix: String
     let dayFiles: [DayFileEntry]
@@ -35,8 +36,8 @@ final class ZipExportSource: ExportSource, Sendable {
             }
         }
         self.prefix = prefix
-        self.zip = zip
-        var listings: [String: ZipReader.Entry] = [:]
+        file = zip.file
+        var top: [String: ZipReader.Location] = [:]
         var days: [DayFileEntry] = []
         // At most one per file: appending would grow the array by doubling (67 MB at the 10M export's peak, for
         // 28 MB of entries).
@@ -59,8 +60,8 @@ final class ZipExportSource: ExportSource, Sendable {
             guard parts.count == 2 else {
                 if parts.count > 2 {
                     ignored.append("\(path):\(fullPath)")
-                } else if exportListingNames.contains(String(relative)) {
-                    listings[fullPath] = entry
+                } else {
+                    top[String(relative)] = entry.location
                 }
                 continue
             }
@@ -78,44 +79,36 @@ final class ZipExportSource: ExportSource, Sendable {
                 place = DayFolder(folder: folder, container: "\(path):\(prefix)\(folder)/")
                 shared[parts[0]] = place
             }
-            if isDayFileName(name), let zipIndex = Int32(exactly: index) {
-                days.append(
-                    DayFileEntry(
-                        place: place, name: name, size: Int64(clamping: entry.uncompressedSize), zipIndex: zipIndex))
+            if let day = dayNumber(ofDayFileName: name) {
+                days.append(DayFileEntry(place: place, day: day, location: entry.location))
             } else {
                 ignored.append("\(path):\(fullPath)")
             }
         }
-        days.sort { ($0.name, $0.folder) < ($1.name, $1.folder) }
-        listingEntries = listings
+        days.sort { ($0.day, $0.folder) < ($1.day, $1.folder) }
+        topFiles = top
         dayFiles = days
         ignoredFiles = ignored.sorted()
         folders = shared.values.map(\.folder).sorted()
         unreadable = refused.sorted { $0.path < $1.path }
     }
 
-    /// A file beside the conversation folders; the listing files are found at once, any other name by a walk of
-    /// the zip's directory.
+    /// A file beside the conversation folders.
     func listing(_ name: String) throws -> Data? {
-        let key = prefix + name
-        let other = exportListingNames.contains(name) ? nil : zip.entries.first { !$0.isDirectory && zip.path(of: $0) == key }
-        guard let entry = listingEntries[key] ?? other else { return nil }
-        return try read(entry, displayPath: "\(path):\(prefix + name)")
+        guard let location = topFiles[name] else { return nil }
+        return try read(location, displayPath: "\(path):\(prefix + name)")
     }
 
     func read(_ entry: DayFileEntry) throws -> Data {
-        guard zip.entries.indices.contains(Int(entry.zipIndex)) else {
-            throw ImportError.unreadable(path: entry.displayPath, reason: "the zip entry disappeared")
-        }
-        return try read(zip.entries[Int(entry.zipIndex)], displayPath: entry.displayPath, limit: maximumDayFileSize)
+        try read(entry.location, displayPath: entry.displayPath, limit: maximumDayFileSize)
     }
 
     private func read(
-        _ entry: ZipReader.Entry, displayPath: String, limit: UInt64 = ZipReader.maximumEntrySize
+        _ location: ZipReader.Location, displayPath: String, limit: UInt64 = ZipReader.maximumEntrySize
     ) throws -> Data {
         do {
-            try ZipReader.checkSize(of: entry, limit: limit)
-            return try zip.data(of: entry)
+            try ZipReader.checkSize(of: location, limit: limit)
+            return try file.data(at: location)
         } catch {
             throw ImportError.unreadable(path: displayPath, reason: "\(error)")
         }

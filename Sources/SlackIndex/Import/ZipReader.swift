@@ -12,17 +12,22 @@ import Foundation
 ///
 /// `@unchecked Sendable`: immutable after `init`; reads use `pread`, which has no shared file offset.
 final class ZipReader: @unchecked Sendable {
-    /// One entry of the central directory: 40 bytes (the 10M-message export has 698,664 entries, all held while
-    /// the import runs); its name lies in the reader's name buffer (`path(of:)`).
-    struct Entry: Sendable {
+    /// Where an entry's bytes lie and how they are stored: what reading it needs (32 bytes). An import keeps one
+    /// per day file (`DayFileEntry`) and lets the directory go.
+    struct Location: Sendable {
+        var localHeaderOffset: UInt64
         var compressedSize: UInt64
         var uncompressedSize: UInt64
-        var localHeaderOffset: UInt64
         var crc: UInt32
-        fileprivate var nameStart: UInt32
-        fileprivate var nameCount: UInt16
         var flags: UInt16
         var method: UInt16
+    }
+
+    /// One entry of the central directory: 40 bytes; its name lies in the reader's name buffer (`path(of:)`).
+    struct Entry: Sendable {
+        var location: Location
+        fileprivate var nameStart: UInt32
+        fileprivate var nameCount: UInt16
         var isDirectory: Bool
     }
 
@@ -39,12 +44,13 @@ final class ZipReader: @unchecked Sendable {
         init(_ description: String) { self.description = description }
     }
 
+    /// The open file: what reading an entry needs once its `Location` is known, without the directory (the
+    /// 10M-message export's 698,664 entries and their names are ~52 MB).
+    let file: ZipFile
     let entries: [Entry]
     /// Every entry's name, decoded to UTF-8, in one buffer: a `String` per entry was a heap allocation each
     /// (~100 bytes per entry with its record; the generated 3M-message export has 320,505 entries).
     private let names: [UInt8]
-    private let descriptor: Int32
-    private let fileSize: UInt64
 
     /// The largest entry inflated: 1 GiB, enough for a large organisation's `org_users.json`; bounds what a
     /// lying header can make the reader allocate (day files have a lower cap, `ZipExportSource.maximumDayFileSize`).
@@ -59,69 +65,18 @@ final class ZipReader: @unchecked Sendable {
     ///
     /// - Throws: `Failure` when the file cannot be opened or has no valid central directory.
     init(path: String) throws {
-        descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Failure(String(cString: strerror(errno))) }
-        do {
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw Failure(String(cString: strerror(errno))) }
-            fileSize = UInt64(clamping: info.st_size)
-            (entries, names) = try ZipReader.readDirectory(descriptor: descriptor, fileSize: fileSize)
-        } catch {
-            close(descriptor)
-            throw error
-        }
+        file = try ZipFile(path: path)
+        (entries, names) = try ZipReader.readDirectory(of: file)
     }
 
-    deinit { close(descriptor) }
-
-    /// The entry's uncompressed bytes, CRC checked.
-    ///
-    /// - Throws: `Failure` naming what is wrong: encrypted, unknown method, truncated, corrupt (CRC mismatch).
-    /// - Complexity: O(entry size).
+    /// The entry's uncompressed bytes, CRC checked (`ZipFile.data(at:)`).
     func data(of entry: Entry) throws -> Data {
-        guard entry.flags & 1 == 0 else { throw Failure("the zip entry is encrypted") }
-        guard entry.method == 0 || entry.method == 8 else {
-            throw Failure("the zip entry uses compression method \(entry.method) (only stored and deflate are read)")
-        }
-        try ZipReader.checkSize(of: entry, limit: ZipReader.maximumEntrySize)
-        // Every offset is checked against the file's size before any arithmetic that could overflow.
-        guard entry.localHeaderOffset <= fileSize, fileSize - entry.localHeaderOffset >= 30 else {
-            throw Failure("the zip entry's local header lies outside the file (the file is damaged)")
-        }
-        let header = try read(at: entry.localHeaderOffset, count: 30)
-        guard ZipReader.u32(header, 0) == 0x0403_4b50 else {
-            throw Failure("the zip entry's local header is missing (the file is damaged)")
-        }
-        let dataStart = entry.localHeaderOffset + 30 + UInt64(ZipReader.u16(header, 26))
-            + UInt64(ZipReader.u16(header, 28))
-        guard dataStart <= fileSize, entry.compressedSize <= fileSize - dataStart else {
-            throw Failure("the zip entry is truncated")
-        }
-        let compressed = try read(at: dataStart, count: Int(entry.compressedSize))
-        let output: Data
-        if entry.uncompressedSize == 0 {
-            output = Data()
-        } else if entry.method == 0 {
-            guard entry.compressedSize == entry.uncompressedSize else {
-                throw Failure("the stored zip entry's sizes disagree")
-            }
-            output = compressed
-        } else {
-            output = try ZipReader.inflate(compressed, size: Int(entry.uncompressedSize))
-        }
-        let crc = output.withUnsafeBytes { raw -> UInt in
-            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return 0 }
-            return CSlackZlib.crc32(0, base, uInt(raw.count))
-        }
-        guard UInt32(truncatingIfNeeded: crc) == entry.crc else {
-            throw Failure("the zip entry is corrupt (CRC mismatch)")
-        }
-        return output
+        try file.data(at: entry.location)
     }
 
     /// Refuses an entry whose declared sizes exceed `limit` or whose ratio marks a zip bomb, before anything is
     /// allocated (inflation never writes past the declared size, so a header that lies small is caught as corrupt).
-    static func checkSize(of entry: Entry, limit: UInt64) throws {
+    static func checkSize(of entry: Location, limit: UInt64) throws {
         guard entry.uncompressedSize <= limit, entry.compressedSize <= limit else {
             throw Failure("the zip entry is larger than the \(limit >> 20) MB allowed for it (\(entry.uncompressedSize >> 20) MB)")
         }
@@ -134,69 +89,17 @@ final class ZipReader: @unchecked Sendable {
         }
     }
 
-    // MARK: - Reading
-
-    private func read(at offset: UInt64, count: Int) throws -> Data {
-        try ZipReader.read(descriptor: descriptor, at: offset, count: count)
-    }
-
-    private static func read(descriptor: Int32, at offset: UInt64, count: Int) throws -> Data {
-        guard count > 0 else { return Data() }
-        // pread takes a signed offset: an offset past Int64.max (a lying ZIP64 field) is outside any file.
-        guard offset <= UInt64(Int64.max) - UInt64(count) else { throw Failure("an offset lies outside the file") }
-        guard let buffer = malloc(count) else { throw Failure("out of memory reading \(count) bytes") }
-        var done = 0
-        while done < count {
-            let n = pread(descriptor, buffer + done, count - done, off_t(offset + UInt64(done)))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                free(buffer)
-                throw Failure(n < 0 ? String(cString: strerror(errno)) : "the zip file ends early (truncated)")
-            }
-            done += n
-        }
-        return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
-    }
-
-    private static func inflate(_ compressed: Data, size: Int) throws -> Data {
-        guard let output = malloc(max(size, 1)) else { throw Failure("out of memory inflating \(size) bytes") }
-        var stream = z_stream()
-        let result: Int32 = compressed.withUnsafeBytes { input in
-            guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-                return Z_MEM_ERROR
-            }
-            defer { inflateEnd(&stream) }
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-            stream.avail_in = uInt(input.count)
-            stream.next_out = output.assumingMemoryBound(to: Bytef.self)
-            stream.avail_out = uInt(size)
-            let code = CSlackZlib.inflate(&stream, Z_FINISH)
-            guard code == Z_STREAM_END else { return code }
-            return Int(stream.total_out) == size ? Z_STREAM_END : Z_DATA_ERROR
-        }
-        guard result == Z_STREAM_END else {
-            free(output)
-            let reason =
-                result == Z_BUF_ERROR || result == Z_DATA_ERROR
-                ? "the zip entry is corrupt (its data does not inflate to its recorded size)"
-                : "the zip entry could not be inflated (zlib error \(result))"
-            throw Failure(reason)
-        }
-        return Data(bytesNoCopy: output, count: size, deallocator: .free)
-    }
-
     // MARK: - Central directory
 
     /// Over 60 lines: the end record, the ZIP64 locator and the directory entries are read and range-checked in
     /// file order, each check next to the read it guards.
-    private static func readDirectory(
-        descriptor: Int32, fileSize: UInt64
-    ) throws -> (entries: [Entry], names: [UInt8]) {
+    private static func readDirectory(of file: ZipFile) throws -> (entries: [Entry], names: [UInt8]) {
+        let fileSize = file.size
         // The end-of-central-directory record: 22 bytes plus a comment of up to 65,535 bytes, at the end.
         guard fileSize >= 22 else { throw Failure("it is too short to be a zip file") }
         let tailSize = Int(min(fileSize, 22 + 65_535 + 20))
         let tailStart = fileSize - UInt64(tailSize)
-        let tail = try read(descriptor: descriptor, at: tailStart, count: tailSize)
+        let tail = try file.read(at: tailStart, count: tailSize)
         var eocd = -1
         var position = tail.count - 22
         while position >= 0 {
@@ -217,7 +120,7 @@ final class ZipReader: @unchecked Sendable {
             }
             let recordOffset = u64(tail, eocd - 20 + 8)
             guard recordOffset <= fileSize, fileSize - recordOffset >= 56 else { throw Failure("the ZIP64 directory record is out of the file") }
-            let record = try read(descriptor: descriptor, at: recordOffset, count: 56)
+            let record = try file.read(at: recordOffset, count: 56)
             guard u32(record, 0) == 0x0606_4b50 else { throw Failure("the ZIP64 directory record is damaged") }
             count = u64(record, 32)
             directorySize = u64(record, 40)
@@ -226,7 +129,7 @@ final class ZipReader: @unchecked Sendable {
         guard directoryOffset <= fileSize, directorySize <= fileSize - directoryOffset else {
             throw Failure("the central directory lies outside the file (truncated?)")
         }
-        let directory = try read(descriptor: descriptor, at: directoryOffset, count: Int(directorySize))
+        let directory = try file.read(at: directoryOffset, count: Int(directorySize))
         var names: [UInt8] = []
         var entries: [Entry] = []
         entries.reserveCapacity(Int(min(count, directorySize / 46)))
@@ -258,13 +161,13 @@ final class ZipReader: @unchecked Sendable {
                 start.addingReportingOverflow(UInt32(count)).overflow == false
             else { throw Failure("the central directory's names exceed 4 GB, or one name 64 KB") }
             names.append(contentsOf: name.utf8)
-            var entry = Entry(
+            var location = Location(
+                localHeaderOffset: UInt64(u32(directory, offset + 42)),
                 compressedSize: UInt64(u32(directory, offset + 20)),
-                uncompressedSize: UInt64(u32(directory, offset + 24)),
-                localHeaderOffset: UInt64(u32(directory, offset + 42)), crc: u32(directory, offset + 16),
-                nameStart: start, nameCount: count, flags: flags, method: u16(directory, offset + 10),
-                isDirectory: name.hasSuffix("/"))
-            applyZIP64(directory, extraStart..<extraStart + extraLength, to: &entry)
+                uncompressedSize: UInt64(u32(directory, offset + 24)), crc: u32(directory, offset + 16),
+                flags: flags, method: u16(directory, offset + 10))
+            applyZIP64(directory, extraStart..<extraStart + extraLength, to: &location)
+            let entry = Entry(location: location, nameStart: start, nameCount: count, isDirectory: name.hasSuffix("/"))
             entries.append(entry)
             offset = next
         }
@@ -272,7 +175,7 @@ final class ZipReader: @unchecked Sendable {
     }
 
     /// Replaces the 32-bit fields set to 0xFFFFFFFF by the values in the ZIP64 extra field (tag 1), in its order.
-    private static func applyZIP64(_ data: Data, _ extra: Range<Int>, to entry: inout Entry) {
+    private static func applyZIP64(_ data: Data, _ extra: Range<Int>, to entry: inout Location) {
         var position = extra.lowerBound
         while position + 4 <= extra.upperBound {
             let tag = u16(data, position)
@@ -328,5 +231,123 @@ final class ZipReader: @unchecked Sendable {
 
     static func u64(_ data: Data, _ offset: Int) -> UInt64 {
         UInt64(u32(data, offset)) | UInt64(u32(data, offset + 4)) << 32
+    }
+}
+
+/// An open zip file: an entry's bytes read and inflated from its `ZipReader.Location`, without the directory.
+///
+/// `@unchecked Sendable`: immutable after `init`; reads use `pread`, which has no shared file offset.
+final class ZipFile: @unchecked Sendable {
+    private let descriptor: Int32
+    let size: UInt64
+
+    /// Opens `path` for reading.
+    ///
+    /// - Throws: `ZipReader.Failure` when it cannot be opened.
+    init(path: String) throws {
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ZipReader.Failure(String(cString: strerror(errno))) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ZipReader.Failure(reason)
+        }
+        size = UInt64(clamping: info.st_size)
+    }
+
+    deinit { close(descriptor) }
+
+    /// The entry's uncompressed bytes, CRC checked.
+    ///
+    /// - Throws: `ZipReader.Failure` naming what is wrong: encrypted, unknown method, truncated, corrupt (CRC
+    ///   mismatch).
+    /// - Complexity: O(entry size).
+    func data(at entry: ZipReader.Location) throws -> Data {
+        typealias Failure = ZipReader.Failure
+        guard entry.flags & 1 == 0 else { throw Failure("the zip entry is encrypted") }
+        guard entry.method == 0 || entry.method == 8 else {
+            throw Failure("the zip entry uses compression method \(entry.method) (only stored and deflate are read)")
+        }
+        try ZipReader.checkSize(of: entry, limit: ZipReader.maximumEntrySize)
+        // Every offset is checked against the file's size before any arithmetic that could overflow.
+        guard entry.localHeaderOffset <= size, size - entry.localHeaderOffset >= 30 else {
+            throw Failure("the zip entry's local header lies outside the file (the file is damaged)")
+        }
+        let header = try read(at: entry.localHeaderOffset, count: 30)
+        guard ZipReader.u32(header, 0) == 0x0403_4b50 else {
+            throw Failure("the zip entry's local header is missing (the file is damaged)")
+        }
+        let dataStart = entry.localHeaderOffset + 30 + UInt64(ZipReader.u16(header, 26))
+            + UInt64(ZipReader.u16(header, 28))
+        guard dataStart <= size, entry.compressedSize <= size - dataStart else {
+            throw Failure("the zip entry is truncated")
+        }
+        let compressed = try read(at: dataStart, count: Int(entry.compressedSize))
+        let output: Data
+        if entry.uncompressedSize == 0 {
+            output = Data()
+        } else if entry.method == 0 {
+            guard entry.compressedSize == entry.uncompressedSize else {
+                throw Failure("the stored zip entry's sizes disagree")
+            }
+            output = compressed
+        } else {
+            output = try ZipFile.inflate(compressed, size: Int(entry.uncompressedSize))
+        }
+        let crc = output.withUnsafeBytes { raw -> UInt in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return 0 }
+            return CSlackZlib.crc32(0, base, uInt(raw.count))
+        }
+        guard UInt32(truncatingIfNeeded: crc) == entry.crc else {
+            throw Failure("the zip entry is corrupt (CRC mismatch)")
+        }
+        return output
+    }
+
+    /// `count` bytes at `offset`, or `Failure` when the file ends before them.
+    func read(at offset: UInt64, count: Int) throws -> Data {
+        guard count > 0 else { return Data() }
+        // pread takes a signed offset: an offset past Int64.max (a lying ZIP64 field) is outside any file.
+        guard offset <= UInt64(Int64.max) - UInt64(count) else { throw ZipReader.Failure("an offset lies outside the file") }
+        guard let buffer = malloc(count) else { throw ZipReader.Failure("out of memory reading \(count) bytes") }
+        var done = 0
+        while done < count {
+            let n = pread(descriptor, buffer + done, count - done, off_t(offset + UInt64(done)))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                free(buffer)
+                throw ZipReader.Failure(n < 0 ? String(cString: strerror(errno)) : "the zip file ends early (truncated)")
+            }
+            done += n
+        }
+        return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
+    }
+
+    private static func inflate(_ compressed: Data, size: Int) throws -> Data {
+        guard let output = malloc(max(size, 1)) else { throw ZipReader.Failure("out of memory inflating \(size) bytes") }
+        var stream = z_stream()
+        let result: Int32 = compressed.withUnsafeBytes { input in
+            guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+                return Z_MEM_ERROR
+            }
+            defer { inflateEnd(&stream) }
+            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
+            stream.avail_in = uInt(input.count)
+            stream.next_out = output.assumingMemoryBound(to: Bytef.self)
+            stream.avail_out = uInt(size)
+            let code = CSlackZlib.inflate(&stream, Z_FINISH)
+            guard code == Z_STREAM_END else { return code }
+            return Int(stream.total_out) == size ? Z_STREAM_END : Z_DATA_ERROR
+        }
+        guard result == Z_STREAM_END else {
+            free(output)
+            let reason =
+                result == Z_BUF_ERROR || result == Z_DATA_ERROR
+                ? "the zip entry is corrupt (its data does not inflate to its recorded size)"
+                : "the zip entry could not be inflated (zlib error \(result))"
+            throw ZipReader.Failure(reason)
+        }
+        return Data(bytesNoCopy: output, count: size, deallocator: .free)
     }
 }

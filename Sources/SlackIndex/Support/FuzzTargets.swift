@@ -28,7 +28,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     private static func zip(_ input: [UInt8]) -> String? {
         guard let path = scratchFile.write(input) else { return nil }
         guard let zip = try? ZipReader(path: path) else { return nil }
-        for entry in zip.entries.prefix(64) where entry.uncompressedSize <= 1 << 20 {
+        for entry in zip.entries.prefix(64) where entry.location.uncompressedSize <= 1 << 20 {
             _ = try? zip.data(of: entry)
         }
         return nil
