@@ -173,8 +173,9 @@ package enum RawBlocks {
             }
         }
         guard code == Z_STREAM_END else { return nil }
-        output.removeLast(Int(stream.avail_out))
-        return output
+        // A copy of the bytes used: the buffer is sized for the worst case (more than the input), and a batch holds
+        // its blocks until written (12.6 MB of unused capacity at the 3M import's peak, heaptrack).
+        return Array(output[..<(output.count - Int(stream.avail_out))])
     }
 }
 

@@ -31,6 +31,8 @@ import Testing
         let locations = RawBlocks.pack(raws, into: &blocks)
         #expect(locations.count == raws.count)
         let inflated = blocks.dropFirst().map { RawBlocks.inflate($0) }
+        // A block holds no more memory than its bytes (a batch keeps its blocks until they are written).
+        #expect(blocks.dropFirst().allSatisfy { $0.capacity <= $0.count + 32 })
         for text in inflated {
             let text = try #require(text)
             #expect(text.count <= RawBlocks.capacity)

@@ -120,8 +120,11 @@ public final class Importer: Sendable {
         let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
         // A batch is a whole date of every conversation (written in time order): 1,370 messages a date on average in
         // the 1M export, 5,480 in the 10M one, more on its busy days. Bounded by batches alone, the messages waiting
-        // grew with the export (heaptrack at 10M: 63 MB of prepared messages and their strings at the peak).
-        let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: queueDepth * batchSize * 2)
+        // grew with the export (heaptrack at 10M: 63 MB of prepared messages and their strings at the peak). Two
+        // batches' worth waiting keeps both threads as busy as eight did (`queueDepth * batchSize * 2`), interleaved:
+        // 3M 61.6 and 62.0 s (119.0 and 119.8 MB peak RSS) against 61.7 and 64.2 s (138.4 and 139.4 MB); 1M 17.97 s
+        // median (97.8 MB) against 18.17 s (111.9 MB), three against six batches' worth the same within noise.
+        let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: batchSize * 2)
         let reader = ReaderJob(
             source: source, files: files, folderToRowID: listings.rowIDsByFolder, names: try archive.nameDirectory(),
             batchSize: batchSize, queue: queue)
