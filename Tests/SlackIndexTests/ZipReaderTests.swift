@@ -39,7 +39,8 @@ import Testing
         zip.add("export/général/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0200"))
         zip.add("export/random/2023-11-14.json", Self.good.replacingOccurrences(of: "0100", with: "0300"))
         zip.add("export/random/notes.txt", "not a day")
-        zip.add("export/integration_logs.json", #"{"logs": []}"#)
+        zip.add("export/integration_logs.json", #"{"logs": [1]}"#)
+        zip.add("export/integration_logs.json", #"{"logs": []}"#)  // the same name twice: the last is read
         zip.add("export/random/.DS_Store", "hidden")
         zip.add("export/random/deeper/2023-11-14.json", Self.good)
         zip.add("export/__MACOSX/random/._2023-11-14.json", "resource fork")
@@ -55,7 +56,8 @@ import Testing
         // What lies beside the wrapping folder is reported too: a day file there is not read.
         #expect(source.ignoredFiles == [
             "\(url.path):elsewhere/2023-11-14.json",
-            "\(url.path):export/__MACOSX/random/._2023-11-14.json", "\(url.path):export/random/deeper/2023-11-14.json",
+            "\(url.path):export/__MACOSX/random/._2023-11-14.json", "\(url.path):export/integration_logs.json",
+            "\(url.path):export/random/deeper/2023-11-14.json",
             "\(url.path):export/random/notes.txt",
         ])
         #expect(source.unreadable.map(\.path) == ["\(url.path):export/../2023-11-14.json"])

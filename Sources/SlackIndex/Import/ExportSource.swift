@@ -4,7 +4,7 @@ import Foundation
 ///
 /// An export lists one of these per conversation and day (320,505 for the 3M-message generated export), so it is
 /// kept small: the folder and the container are strings shared by every entry that has them (one allocation each,
-/// not one per file), the name fits a small string inline, and the path is made when it is needed.
+/// not one per file), the date is a YYYYMMDD number, and the name and path are made when they are needed.
 struct DayFileEntry: Sendable {
     /// The conversation folder and what comes before the name in `displayPath`: one object for all of a folder's
     /// entries.
@@ -37,7 +37,7 @@ struct DayFileEntry: Sendable {
     /// The file name, e.g. `2024-01-15.json`.
     var name: String {
         var bytes = Array("0000-00-00.json".utf8)
-        var rest = day
+        var rest = day.magnitude  // (0...99,999,999 from `dayNumber`; no trap on any other)
         for index in [9, 8, 6, 5, 3, 2, 1, 0] {
             bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
             rest /= 10

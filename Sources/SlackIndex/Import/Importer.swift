@@ -4,7 +4,7 @@ import Foundation
 /// (inflate, minify, decode, normalise) and the calling thread (SQLite writes), overlapped on two cores.
 ///
 /// Memory stays bounded: one day file is read at a time and at most `queueDepth` batches, and at most
-/// `queueDepth × batchSize × 2` messages, wait for the writer.
+/// `batchSize × 2` messages (or one batch alone, when a date holds more), wait for the writer.
 /// Idempotent: messages are upserted on (conversation, ts); re-importing reports them unchanged.
 public final class Importer: Sendable {
     /// Called after every batch the writer writes (commits group several batches).

@@ -6,7 +6,8 @@ final class ZipExportSource: ExportSource, Sendable {
     /// The open zip: the directory (`ZipReader`) is let go once listed, each day file's `DayFileEntry` says
     /// where it lies.
     private let file: ZipFile
-    /// The files beside the conversation folders (`channels.json`, `users.json`, …) by name.
+    /// The files beside the conversation folders (`channels.json`, `users.json`, …) by name: all of them, so that
+    /// `listing(_:)` finds any name without the directory (an export has a handful).
     private let topFiles: [String: ZipReader.Location]
     /// A folder every entry sits in (some tools zip the export's folder, not its contents), with its `/`.
     private let prefix: String
@@ -60,8 +61,9 @@ final class ZipExportSource: ExportSource, Sendable {
             guard parts.count == 2 else {
                 if parts.count > 2 {
                     ignored.append("\(path):\(fullPath)")
-                } else {
-                    top[String(relative)] = entry.location
+                } else if top.updateValue(entry.location, forKey: String(relative)) != nil {
+                    // The same name twice: the last is read (as for the listings before), the other said.
+                    ignored.append("\(path):\(fullPath)")
                 }
                 continue
             }

@@ -10,8 +10,7 @@ import Foundation
 /// descriptors (the central directory has the sizes), UTF-8 and code page 437 names. Encrypted entries and other
 /// compression methods are reported per entry.
 ///
-/// `@unchecked Sendable`: immutable after `init`; reads use `pread`, which has no shared file offset.
-final class ZipReader: @unchecked Sendable {
+final class ZipReader: Sendable {
     /// Where an entry's bytes lie and how they are stored: what reading it needs (32 bytes). An import keeps one
     /// per day file (`DayFileEntry`) and lets the directory go.
     struct Location: Sendable {
@@ -45,7 +44,7 @@ final class ZipReader: @unchecked Sendable {
     }
 
     /// The open file: what reading an entry needs once its `Location` is known, without the directory (the
-    /// 10M-message export's 698,664 entries and their names are ~52 MB).
+    /// 10M-message export's 698,664 day files' entries and their names are ~52 MB).
     let file: ZipFile
     let entries: [Entry]
     /// Every entry's name, decoded to UTF-8, in one buffer: a `String` per entry was a heap allocation each
@@ -53,7 +52,7 @@ final class ZipReader: @unchecked Sendable {
     private let names: [UInt8]
 
     /// The largest entry inflated: 1 GiB, enough for a large organisation's `org_users.json`; bounds what a
-    /// lying header can make the reader allocate (day files have a lower cap, `ZipExportSource.maximumDayFileSize`).
+    /// lying header can make the reader allocate (day files have a lower cap, `maximumDayFileSize`).
     static let maximumEntrySize: UInt64 = 1 << 30
 
     /// The largest compression ratio accepted for an entry over `ratioCheckedAbove` bytes. Slack's JSON deflates
