@@ -10,7 +10,9 @@ public enum Tolerance {
         let all: [BenchmarkMetric: BenchmarkThresholds] = [
             .wallClock: BenchmarkThresholds(relative: [.p90: 35]),
             .throughput: BenchmarkThresholds(relative: [.p90: 35]),
-            .mallocCountTotal: BenchmarkThresholds(relative: [.p90: 5], absolute: [.p90: 20]),
+            // Relative only: the library reports a deviation past either bound, so the absolute 20 allocations that
+            // stood here failed the 200k import on run-to-run noise (a few dozen of its 7 million mallocs).
+            .mallocCountTotal: BenchmarkThresholds(relative: [.p90: 5]),
             .peakMemoryResident: BenchmarkThresholds(relative: [.p90: 25]),
         ]
         return all.filter { metrics.contains($0.key) }
