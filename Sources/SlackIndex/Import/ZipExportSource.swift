@@ -24,18 +24,9 @@ final class ZipExportSource: ExportSource, Sendable {
         } catch {
             throw ImportError.unreadable(path: path, reason: "it is not a readable zip file (\(error))")
         }
-        // Find the listing files: at the root, or inside one wrapping folder.
         let entries = zip.entries
         let files = entries.indices.filter { !entries[$0].isDirectory }
-        var prefix = ""
-        if !files.contains(where: { exportListingNames.contains(zip.path(of: entries[$0])) }) {
-            let candidates = files.lazy.map { zip.path(of: entries[$0]) }.filter { key in
-                exportListingNames.contains { key.hasSuffix("/" + $0) } && key.split(separator: "/").count == 2
-            }
-            if let first = candidates.min(), let slash = first.firstIndex(of: "/") {
-                prefix = String(first[...slash])
-            }
-        }
+        let prefix = ZipExportSource.wrappingFolder(of: files, in: zip)
         self.prefix = prefix
         file = zip.file
         var top: [String: ZipReader.Location] = [:]
@@ -93,6 +84,18 @@ final class ZipExportSource: ExportSource, Sendable {
         ignoredFiles = ignored.sorted()
         folders = shared.values.map(\.folder).sorted()
         unreadable = refused.sorted { $0.path < $1.path }
+    }
+
+    /// Where the listing files are: `""` at the root, or the one folder the export is wrapped in, with its `/`
+    /// (some tools zip the export's folder, not its contents).
+    private static func wrappingFolder(of files: [Int], in zip: ZipReader) -> String {
+        let entries = zip.entries
+        if files.contains(where: { exportListingNames.contains(zip.path(of: entries[$0])) }) { return "" }
+        let candidates = files.lazy.map { zip.path(of: entries[$0]) }.filter { key in
+            exportListingNames.contains { key.hasSuffix("/" + $0) } && key.split(separator: "/").count == 2
+        }
+        guard let first = candidates.min(), let slash = first.firstIndex(of: "/") else { return "" }
+        return String(first[...slash])
     }
 
     /// A file beside the conversation folders.
