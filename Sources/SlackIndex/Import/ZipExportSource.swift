@@ -112,8 +112,7 @@ final class ZipExportSource: ExportSource, Sendable {
         _ location: ZipReader.Location, displayPath: String, limit: UInt64 = ZipReader.maximumEntrySize
     ) throws -> Data {
         do {
-            try ZipReader.checkSize(of: location, limit: limit)
-            return try file.data(at: location)
+            return try file.data(at: location, limit: limit)
         } catch {
             throw ImportError.unreadable(path: displayPath, reason: "\(error)")
         }

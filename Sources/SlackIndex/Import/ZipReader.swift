@@ -257,18 +257,18 @@ final class ZipFile: @unchecked Sendable {
 
     deinit { close(descriptor) }
 
-    /// The entry's uncompressed bytes, CRC checked.
+    /// The entry's uncompressed bytes, CRC checked, refused over `limit` bytes (`ZipReader.checkSize`).
     ///
-    /// - Throws: `ZipReader.Failure` naming what is wrong: encrypted, unknown method, truncated, corrupt (CRC
-    ///   mismatch).
+    /// - Throws: `ZipReader.Failure` naming what is wrong: encrypted, unknown method, too large, truncated, corrupt
+    ///   (CRC mismatch).
     /// - Complexity: O(entry size).
-    func data(at entry: ZipReader.Location) throws -> Data {
+    func data(at entry: ZipReader.Location, limit: UInt64 = ZipReader.maximumEntrySize) throws -> Data {
         typealias Failure = ZipReader.Failure
         guard entry.flags & 1 == 0 else { throw Failure("the zip entry is encrypted") }
         guard entry.method == 0 || entry.method == 8 else {
             throw Failure("the zip entry uses compression method \(entry.method) (only stored and deflate are read)")
         }
-        try ZipReader.checkSize(of: entry, limit: ZipReader.maximumEntrySize)
+        try ZipReader.checkSize(of: entry, limit: limit)
         // Every offset is checked against the file's size before any arithmetic that could overflow.
         guard entry.localHeaderOffset <= size, size - entry.localHeaderOffset >= 30 else {
             throw Failure("the zip entry's local header lies outside the file (the file is damaged)")
