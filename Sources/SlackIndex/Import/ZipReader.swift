@@ -1,7 +1,7 @@
-import CSlackZlib
+import CSlackDeflate
 import Foundation
 
-/// A read-only zip file: the central directory parsed from one read, entries inflated by zlib in one call.
+/// A read-only zip file: the central directory parsed from one read, entries inflated by libdeflate in one call.
 ///
 /// Hand-written in place of ZIPFoundation, measured on the 1M-message export (73,000 entries): ZIPFoundation reads
 /// every entry's local header while listing, 0.41–0.54 s before the first day file can be read, and its
@@ -296,7 +296,7 @@ final class ZipFile: @unchecked Sendable {
         }
         let crc = output.withUnsafeBytes { raw -> UInt in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return 0 }
-            return CSlackZlib.crc32(0, base, uInt(raw.count))
+            return UInt(libdeflate_crc32(0, base, raw.count))
         }
         guard UInt32(truncatingIfNeeded: crc) == entry.crc else {
             throw Failure("the zip entry is corrupt (CRC mismatch)")
@@ -323,28 +323,28 @@ final class ZipFile: @unchecked Sendable {
         return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
     }
 
+    /// The raw DEFLATE data inflated into exactly `size` bytes.
+    ///
+    /// libdeflate (whole buffer, the size known from the directory) instead of zlib's stream: the 1M export's day
+    /// files (1,403 MB) inflated in 3.5–3.6 s with zlib and 1.5–1.6 s with libdeflate, their CRCs 0.8 s and 0.1 s.
     private static func inflate(_ compressed: Data, size: Int) throws -> Data {
         guard let output = malloc(max(size, 1)) else { throw ZipReader.Failure("out of memory inflating \(size) bytes") }
-        var stream = z_stream()
-        let result: Int32 = compressed.withUnsafeBytes { input in
-            guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-                return Z_MEM_ERROR
-            }
-            defer { inflateEnd(&stream) }
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-            stream.avail_in = uInt(input.count)
-            stream.next_out = output.assumingMemoryBound(to: Bytef.self)
-            stream.avail_out = uInt(size)
-            let code = CSlackZlib.inflate(&stream, Z_FINISH)
-            guard code == Z_STREAM_END else { return code }
-            return Int(stream.total_out) == size ? Z_STREAM_END : Z_DATA_ERROR
+        guard let decompressor = libdeflate_alloc_decompressor() else {
+            free(output)
+            throw ZipReader.Failure("out of memory inflating \(size) bytes")
         }
-        guard result == Z_STREAM_END else {
+        defer { libdeflate_free_decompressor(decompressor) }
+        // Without an actual-size argument libdeflate fails unless the data fills `size` bytes exactly; it never
+        // writes past them.
+        let result = compressed.withUnsafeBytes { input in
+            libdeflate_deflate_decompress(decompressor, input.baseAddress, input.count, output, size, nil)
+        }
+        guard result == LIBDEFLATE_SUCCESS else {
             free(output)
             let reason =
-                result == Z_BUF_ERROR || result == Z_DATA_ERROR
-                ? "the zip entry is corrupt (its data does not inflate to its recorded size)"
-                : "the zip entry could not be inflated (zlib error \(result))"
+                result == LIBDEFLATE_BAD_DATA
+                ? "the zip entry is corrupt (its data is not valid DEFLATE data)"
+                : "the zip entry is corrupt (its data does not inflate to its recorded size)"
             throw ZipReader.Failure(reason)
         }
         return Data(bytesNoCopy: output, count: size, deallocator: .free)
