@@ -125,9 +125,10 @@ public final class Importer: Sendable {
         // 3M 61.6 and 62.0 s (119.0 and 119.8 MB peak RSS) against 61.7 and 64.2 s (138.4 and 139.4 MB); 1M 17.97 s
         // median (97.8 MB) against 18.17 s (111.9 MB), three against six batches' worth the same within noise.
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: batchSize * 2)
+        let spent = DeferredRelease<ReaderBatch>()
         let reader = ReaderJob(
             source: source, files: files, folderToRowID: listings.rowIDsByFolder, names: try archive.nameDirectory(),
-            batchSize: batchSize, queue: queue)
+            batchSize: batchSize, queue: queue, spent: spent)
         let thread = Thread { reader.run() }
         thread.stackSize = 8 << 20
         thread.start()
@@ -137,8 +138,9 @@ public final class Importer: Sendable {
         // On a write error the queue is drained so the reader can finish; the store rolls back the open
         // transaction when the error is rethrown, and reports what the committed ones wrote.
         do {
-            try importBatches(from: queue, listings: listings, started: started, summary: &summary, progress: progress,
-                bytesTotal: totalBytes, filesTotal: files.count, bytesDone: &bytesDone, filesDone: &filesDone)
+            try importBatches(from: queue, spent: spent, listings: listings, started: started, summary: &summary,
+                progress: progress, bytesTotal: totalBytes, filesTotal: files.count, bytesDone: &bytesDone,
+                filesDone: &filesDone)
         } catch let failure as BulkImportFailure {
             Importer.record(
                 failure, in: &summary, bytesDone: bytesDone, bytesTotal: totalBytes,
@@ -150,9 +152,9 @@ public final class Importer: Sendable {
 
     /// Hands the reader's batches to the store's bulk-import session, reporting progress.
     private func importBatches(
-        from queue: BoundedQueue<ReaderBatch>, listings: ExportListingsResult, started: Date,
-        summary: inout ImportSummary, progress: ProgressHandler?, bytesTotal totalBytes: Int64, filesTotal: Int,
-        bytesDone: inout Int64, filesDone: inout Int
+        from queue: BoundedQueue<ReaderBatch>, spent: DeferredRelease<ReaderBatch>, listings: ExportListingsResult,
+        started: Date, summary: inout ImportSummary, progress: ProgressHandler?, bytesTotal totalBytes: Int64,
+        filesTotal: Int, bytesDone: inout Int64, filesDone: inout Int
     ) throws {
         var writeError: (any Error)?
         var messagesSinceTrim = 0
@@ -173,6 +175,8 @@ public final class Importer: Sendable {
                 }
                 bytesDone += batch.bytes
                 filesDone += batch.files
+                // Released by the reader thread, which allocated it (`DeferredRelease`).
+                spent.add(batch)
                 if stop?.isRequested == true {
                     // Commit what is written; the reader stops at its next push.
                     summary.interrupted = true
@@ -289,11 +293,14 @@ final class ReaderJob: @unchecked Sendable {
     var preparer: MessagePreparer
     let batchSize: Int
     let queue: BoundedQueue<ReaderBatch>
+    /// Batches the writer has written, released here at each push (`DeferredRelease`).
+    let spent: DeferredRelease<ReaderBatch>
 
     init(
         source: any ExportSource, files: [DayFileEntry], folderToRowID: [String: Int64], names: NameDirectory,
-        batchSize: Int, queue: BoundedQueue<ReaderBatch>
+        batchSize: Int, queue: BoundedQueue<ReaderBatch>, spent: DeferredRelease<ReaderBatch>
     ) {
+        self.spent = spent
         self.source = source
         self.files = files
         self.folderToRowID = folderToRowID
@@ -340,6 +347,7 @@ final class ReaderJob: @unchecked Sendable {
                 batch.domain = preparer.domain
                 guard queue.push(batch, weight: batch.store.messages.count) else { return }
                 batch = ReaderBatch()
+                spent.releaseAll()
             }
         }
         batch.store.placeholders = preparer.takePlaceholders()
