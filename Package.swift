@@ -87,7 +87,7 @@ let package = Package(
             name: "SlackIndexTests",
             // Depends on the executable so `swift test` builds it for the CLI tests.
             dependencies: [
-                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "slackindex",
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "slackindex", "CSlackZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -151,10 +151,10 @@ package enum RawBlocks {
 
     /// The stored form of `text`: its length, then a zlib stream at libdeflate's level 1.
     ///
-    /// libdeflate instead of zlib (level 1, window 32 KB, memory level 6, a stream per block): the 1M export's
-    /// 96,298 blocks (402 MB of JSON) took 8.4–10.5 s to deflate with zlib and 2.4–3.1 s with libdeflate, 4% smaller
-    /// (124.5 → 119.9 MB); libdeflate's levels 6 and 9 saved 4–5% more for twice the time.
-    /// Nil when the block cannot be compressed (it always can: the output buffer is the library's own bound).
+    /// libdeflate's level 1 (its window is always 32 KB: a block fits) instead of zlib's level 1 with a stream per
+    /// block: the 1M export's 96,298 blocks (402 MB of JSON) took 8.4–10.5 s to deflate with zlib and 2.4–3.1 s with
+    /// libdeflate, 4% smaller (124.5 → 119.9 MB); libdeflate's levels 6 and 9 saved 4–5% more for twice the time.
+    /// Nil when libdeflate reports no output (not expected: the output buffer is its own bound for the input).
     private static func deflate(_ text: [UInt8], with compressor: OpaquePointer) -> [UInt8]? {
         let bound = libdeflate_zlib_compress_bound(compressor, text.count)
         var output = [UInt8](repeating: 0, count: 4 + bound)

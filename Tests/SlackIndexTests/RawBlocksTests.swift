@@ -1,3 +1,4 @@
+import CSlackZlib
 import Foundation
 import GRDB
 import Testing
@@ -56,6 +57,34 @@ import Testing
         #expect(RawBlocks.pack(["", ""], into: &none) == [nil, nil] && none.isEmpty)
     }
 
+    /// Blocks are zlib streams whichever library wrote them: archives packed by zlib (before libdeflate) read back,
+    /// and zlib reads what is packed now.
+    @Test(arguments: [1, 2]) func blocksAreZlibStreamsBothWays(seed: UInt64) throws {
+        let raws = Self.randomRaws(count: 120, seed: seed).filter { !$0.isEmpty && $0.utf8.count < 1_000 }
+        let text = Array(raws.joined().utf8)
+        // As the earlier versions stored a block: its length, then zlib level 1.
+        var compressed = [UInt8](repeating: 0, count: Int(compressBound(uLong(text.count))))
+        var compressedCount = uLongf(compressed.count)
+        #expect(compress2(&compressed, &compressedCount, text, uLong(text.count), 1) == Z_OK)
+        let count = UInt32(text.count)
+        let lengthField = (0..<4).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
+        let stored = lengthField + compressed.prefix(Int(compressedCount))
+        #expect(RawBlocks.inflate(stored) == text)
+
+        var blocks: [[UInt8]] = []
+        let locations = RawBlocks.pack(raws, into: &blocks)
+        #expect(locations.allSatisfy { $0 != nil })
+        for block in blocks {
+            let size = Int(block[0]) | Int(block[1]) << 8 | Int(block[2]) << 16 | Int(block[3]) << 24
+            var inflated = [UInt8](repeating: 0, count: size)
+            var inflatedCount = uLongf(size)
+            let body = Array(block.dropFirst(4))
+            #expect(uncompress(&inflated, &inflatedCount, body, uLong(body.count)) == Z_OK)
+            #expect(Int(inflatedCount) == size)
+            #expect(RawBlocks.inflate(block) == inflated)
+        }
+    }
+
     /// Damaged blocks and locations read as nil: no trap, no huge allocation.
     @Test func damagedBlocksAndLocationsAreRefused() throws {
         var blocks: [[UInt8]] = []
@@ -69,11 +98,17 @@ import Testing
             var damaged = block
             let position = Int.random(in: 4..<damaged.count, using: &rng)
             damaged[position] ^= UInt8.random(in: 1...255, using: &rng)
-            // zlib's checksum refuses a changed stream; a changed byte must never pass as other text.
+            // The stream's Adler-32 refuses a changed stream; a changed byte must never pass as other text.
             if let text = RawBlocks.inflate(damaged) { #expect(text == RawBlocks.inflate(block)) }
         }
         #expect(RawBlocks.inflate([0xFF, 0xFF, 0xFF, 0x7F] + block.dropFirst(4)) == nil, "a 2 GB length is refused")
         #expect(RawBlocks.inflate([0, 0, 0, 0] + block.dropFirst(4)) == nil)
+        // The length field must be what the stream inflates to: one byte more or less is refused.
+        let size = UInt32(block[0]) | UInt32(block[1]) << 8 | UInt32(block[2]) << 16 | UInt32(block[3]) << 24
+        for wrong in [size - 1, size + 1] {
+            let field = (0..<4).map { UInt8(truncatingIfNeeded: wrong >> (8 * $0)) }
+            #expect(RawBlocks.inflate(field + block.dropFirst(4)) == nil, "length \(wrong) for \(size) bytes")
+        }
         let text = try #require(RawBlocks.inflate(block))
         let first = try #require(locations.first ?? nil)
         #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: text.count, length: 1)) == nil)

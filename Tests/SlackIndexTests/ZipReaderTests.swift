@@ -156,7 +156,23 @@ import Testing
             try damaged.data(of: same)
         } throws: { error in
             let text = "\(error)"
-            return text.contains("corrupt") || text.contains("could not be inflated")
+            return text.contains("corrupt")
+        }
+    }
+
+    /// libdeflate inflates into exactly the recorded size: data that gives one byte more or less is refused.
+    @Test func anEntryThatDoesNotInflateToItsRecordedSizeIsCorrupt() throws {
+        let reader = try ZipReader(path: TestSupport.sampleZip)
+        let entry = try #require(reader.entries.first { $0.location.method == 8 && $0.location.uncompressedSize > 1 })
+        #expect(try reader.file.data(at: entry.location).count == Int(entry.location.uncompressedSize))
+        for wrong in [entry.location.uncompressedSize - 1, entry.location.uncompressedSize + 1] {
+            var location = entry.location
+            location.uncompressedSize = wrong
+            #expect {
+                try reader.file.data(at: location)
+            } throws: { error in
+                "\(error)".contains("does not inflate to its recorded size")
+            }
         }
     }
 

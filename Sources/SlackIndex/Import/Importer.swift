@@ -175,8 +175,8 @@ public final class Importer: Sendable {
                 }
                 bytesDone += batch.bytes
                 filesDone += batch.files
-                // Released by the reader thread, which allocated it (`DeferredRelease`).
-                spent.add(batch)
+                // Released by the reader thread, which allocated it (`DeferredRelease`); the batch's last use.
+                spent.add(consume batch)
                 if stop?.isRequested == true {
                     // Commit what is written; the reader stops at its next push.
                     summary.interrupted = true
@@ -187,6 +187,9 @@ public final class Importer: Sendable {
                         bytesDone: bytesDone, bytesTotal: totalBytes, messagesDone: summary.messagesRead,
                         filesDone: filesDone, filesTotal: filesTotal, elapsed: Date().timeIntervalSince(started)))
             }
+            // The batches written after the reader's last push: nobody else will release them (freed here, before
+            // the import's final commit and checkpoint).
+            spent.releaseAll()
             if let writeError { throw writeError }
         }
     }

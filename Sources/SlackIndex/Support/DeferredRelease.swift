@@ -6,20 +6,23 @@ import Foundation
 /// The writer bounds the import and the reader has time to spare. Freeing a batch's messages (their strings,
 /// arrays and packed blocks) on the writer took ~3% of its samples, and more in contention: memory the reader
 /// allocated lives in the reader's malloc arena, so each free on the writer takes that arena's lock while the
-/// reader allocates from it. Measured on the 1M import, interleaved with the writer freeing its batches (busy VM,
-/// a fuzzer beside it: 23.55, 21.28, 23.27 s against 27.33, 24.07, 26.69 s; quieter: 20.16, 21.15, 21.46 s against
-/// 24.78, 20.86, 22.86 s), the same peak RSS (98–100 MB).
+/// reader allocates from it (our reading of glibc, not measured apart). Measured on the 1M import, interleaved with
+/// the writer freeing its batches: on a busy VM (a fuzzer beside) 23.55, 21.28, 23.27 s against 27.33, 24.07,
+/// 26.69 s; on a quieter one 20.16, 21.15, 21.46 s against 24.78, 20.86, 22.86 s (within noise); 3M 81.75 against
+/// 88.81 s; the same peak RSS (98–100 MB).
 ///
-/// `@unchecked Sendable`: `values` is only touched while holding `lock`.
+/// `@unchecked Sendable`: `values` is only touched while holding `lock` (a lock, not a `Mutex`: `add` moves its
+/// argument into the array, which a closure cannot do).
 final class DeferredRelease<Element: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Element] = []
 
-    /// Keeps `value` until the next `releaseAll()`.
+    /// Keeps `value` until the next `releaseAll()`. Consumed: pass the caller's last reference (`consume value`) so
+    /// that the values are freed by `releaseAll`'s thread, not by the caller's dropping its copy afterwards.
     /// - Complexity: O(1) amortized.
-    func add(_ value: Element) {
+    func add(_ value: consuming Element) {
         lock.lock()
-        values.append(value)
+        values.append(consume value)
         lock.unlock()
     }
 
