@@ -128,11 +128,10 @@ extension Archive {
         var blockBase: [Int: Int] = [:]
         for pageIndex in pages.indices { blockBase[pageIndex] = writer.usePackedRaws(pages[pageIndex].rawBlocks) }
         for entry in order {
-            // Borrowed through the pages' storage, not copied (a copy retains a dozen strings).
+            // Read in place through the pages' storage (`MessageWriter.upsert(at:)`): passed by value, a message
+            // is copied, which retains a dozen strings.
             let base = blockBase[entry.page] ?? 0
-            let outcome = try pages[entry.page].messages.withUnsafeBufferPointer {
-                try writer.upsert($0[entry.message], rawBlockBase: base)
-            }
+            let outcome = try writer.upsert(pages[entry.page].messages, at: entry.message, rawBlockBase: base)
             counts.count(outcome)
         }
         try writer.flushCounts()
@@ -160,7 +159,9 @@ extension Archive {
         counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
         var writer = try MessageWriter(db)
         let base = writer.usePackedRaws(page.rawBlocks)
-        for message in page.messages { counts.count(try writer.upsert(message, rawBlockBase: base)) }
+        for index in page.messages.indices {
+            counts.count(try writer.upsert(page.messages, at: index, rawBlockBase: base))
+        }
         try writer.flushCounts()
         for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
         for event in page.reactions {

@@ -55,17 +55,24 @@ package enum RawBlocks {
     static func pack(
         _ raws: some Sequence<(raw: String, fields: RepeatedFields?)>, into blocks: inout [[UInt8]]
     ) -> [RawLocation?] {
+        // One compressor for the call's blocks (a day file's), from the pool; nil when none can be allocated (no
+        // memory): the messages then stay unpacked.
+        DeflateCoders.fastCompressors.with { compressor in pack(raws, into: &blocks, with: compressor) }
+    }
+
+    private static func pack(
+        _ raws: some Sequence<(raw: String, fields: RepeatedFields?)>, into blocks: inout [[UInt8]],
+        with compressor: OpaquePointer?
+    ) -> [RawLocation?] {
         var locations: [RawLocation?] = []
         var pending: [UInt8] = []
         // Where the pending block's messages start in `locations`.
         var groupStart = 0
-        // One compressor for the call's blocks (a day file's); nil when it cannot be allocated (no memory): the
-        // messages then stay unpacked.
-        let compressor = libdeflate_alloc_compressor(1)
-        defer { if let compressor { libdeflate_free_compressor(compressor) } }
+        // The deflate output buffer, reused for the call's blocks (`deflate`).
+        var scratch: [UInt8] = []
         func flush() {
             guard !pending.isEmpty else { return }
-            if let compressor, let block = deflate(pending, with: compressor) {
+            if let compressor, let block = deflate(pending, with: compressor, scratch: &scratch) {
                 blocks.append(block)
             } else {
                 for index in groupStart..<locations.count { locations[index] = nil }
@@ -105,11 +112,22 @@ package enum RawBlocks {
         return locations
     }
 
-    /// Packs the messages' raw JSON into blocks appended to `blocks` and points each message's `rawLocation` there
-    /// (a batch's day file or a page: one conversation, in order).
-    static func pack(_ messages: inout some MutableCollection<PreparedMessage>, into blocks: inout [[UInt8]]) {
-        let locations = pack(messages.lazy.map { ($0.raw, RepeatedFields($0)) }, into: &blocks)
-        for (index, location) in zip(messages.indices, locations) { messages[index].rawLocation = location }
+    /// Packs the raw JSON of `messages[start...]` into blocks appended to `blocks` and points each message's
+    /// `rawLocation` there (a batch's day file or a page: one conversation, in order).
+    ///
+    /// The messages are read and updated in place: a slice passed `inout` (`&messages[start...]`) copied every
+    /// message of it twice, and mapping the messages themselves copied each once (a copy retains a dozen strings).
+    static func pack(_ messages: inout [PreparedMessage], from start: Int = 0, into blocks: inout [[UInt8]]) {
+        guard start < messages.count else { return }
+        let locations = messages.withUnsafeBufferPointer { buffer in
+            pack(
+                (start..<buffer.count).lazy.map { index in
+                    (buffer[index].raw, RepeatedFields(
+                        text: buffer[index].text, ts: buffer[index].ts, userID: buffer[index].userID,
+                        threadTS: buffer[index].threadTS))
+                }, into: &blocks)
+        }
+        for (index, location) in zip(start..., locations) { messages[index].rawLocation = location }
     }
 
     /// The block's JSON text: nil when the stored bytes are not a block this code wrote (damaged archive).
@@ -119,18 +137,19 @@ package enum RawBlocks {
         guard stored.count >= 4 else { return nil }
         let size = Int(stored[0]) | Int(stored[1]) << 8 | Int(stored[2]) << 16 | Int(stored[3]) << 24
         guard size > 0, size <= maximumInflated else { return nil }
-        guard let decompressor = libdeflate_alloc_decompressor() else { return nil }
-        defer { libdeflate_free_decompressor(decompressor) }
-        var output = [UInt8](repeating: 0, count: size)
-        let result = stored.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
-                guard let base = input.baseAddress else { return LIBDEFLATE_BAD_DATA }
-                // Without an actual-size argument libdeflate fails unless the stream fills `out` exactly.
-                return libdeflate_zlib_decompress(decompressor, base + 4, input.count - 4, out.baseAddress, size, nil)
+        return DeflateCoders.decompressors.with { decompressor -> [UInt8]? in
+            guard let decompressor else { return nil }
+            var output = [UInt8](repeating: 0, count: size)
+            let result = stored.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { out in
+                    guard let base = input.baseAddress else { return LIBDEFLATE_BAD_DATA }
+                    // Without an actual-size argument libdeflate fails unless the stream fills `out` exactly.
+                    return libdeflate_zlib_decompress(
+                        decompressor, base + 4, input.count - 4, out.baseAddress, size, nil)
+                }
             }
+            return result == LIBDEFLATE_SUCCESS ? output : nil
         }
-        guard result == LIBDEFLATE_SUCCESS else { return nil }
-        return output
     }
 
     /// One message's packed JSON in its block's text; nil when the location lies outside it.
@@ -155,16 +174,18 @@ package enum RawBlocks {
     /// block: the 1M export's 96,298 blocks (402 MB of JSON) took 8.4–10.5 s to deflate with zlib and 2.4–3.1 s with
     /// libdeflate, 4% smaller (124.5 → 119.9 MB); libdeflate's levels 6 and 9 saved 4–5% more for twice the time.
     /// Nil when libdeflate reports no output (not expected: the output buffer is its own bound for the input).
-    private static func deflate(_ text: [UInt8], with compressor: OpaquePointer) -> [UInt8]? {
+    /// - Parameter scratch: the output buffer, sized for the worst case; kept by the caller across blocks (allocating
+    ///   and zero-filling one per block was 34 M instructions per 100,000 messages).
+    private static func deflate(_ text: [UInt8], with compressor: OpaquePointer, scratch: inout [UInt8]) -> [UInt8]? {
         let bound = libdeflate_zlib_compress_bound(compressor, text.count)
-        var output = [UInt8](repeating: 0, count: 4 + bound)
+        if scratch.count < 4 + bound { scratch = [UInt8](repeating: 0, count: 4 + bound) }
         let count = UInt32(text.count)
-        output[0] = UInt8(truncatingIfNeeded: count)
-        output[1] = UInt8(truncatingIfNeeded: count >> 8)
-        output[2] = UInt8(truncatingIfNeeded: count >> 16)
-        output[3] = UInt8(truncatingIfNeeded: count >> 24)
+        scratch[0] = UInt8(truncatingIfNeeded: count)
+        scratch[1] = UInt8(truncatingIfNeeded: count >> 8)
+        scratch[2] = UInt8(truncatingIfNeeded: count >> 16)
+        scratch[3] = UInt8(truncatingIfNeeded: count >> 24)
         let written = text.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
+            scratch.withUnsafeMutableBufferPointer { out in
                 guard let base = out.baseAddress else { return 0 }
                 return libdeflate_zlib_compress(compressor, input.baseAddress, input.count, base + 4, bound)
             }
@@ -172,7 +193,7 @@ package enum RawBlocks {
         guard written > 0 else { return nil }
         // A copy of the bytes used: the buffer is sized for the worst case (more than the input), and a batch holds
         // its blocks until written (12.6 MB of unused capacity at the 3M import's peak, heaptrack).
-        return Array(output[..<(4 + written)])
+        return Array(scratch[..<(4 + written)])
     }
 }
 

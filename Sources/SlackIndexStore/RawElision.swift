@@ -13,11 +13,6 @@ package struct RepeatedFields: Sendable, Equatable {
         self.userID = userID
         self.threadTS = threadTS
     }
-
-    init(_ message: PreparedMessage) {
-        self.init(
-            text: message.text, ts: message.ts, userID: message.userID, threadTS: message.threadTS)
-    }
 }
 
 /// Packed JSON without what the row already holds: the bytes of `"text":"…"`, `"ts":"…"`, `"user":"…"` and
@@ -320,6 +315,6 @@ extension RepeatedFields {
     /// A NUL would not survive the columns' round trip (text is read up to its first NUL); the text is checked with
     /// its escaping (`TextKind`).
     fileprivate var containsNUL: Bool {
-        ts.utf8.contains(0) || userID?.utf8.contains(0) == true || threadTS?.utf8.contains(0) == true
+        ts.utf8Contains(0) || userID?.utf8Contains(0) == true || threadTS?.utf8Contains(0) == true
     }
 }

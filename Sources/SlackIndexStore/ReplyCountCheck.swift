@@ -23,14 +23,19 @@ struct ReplyCountCheck {
 
     /// Notes a message the writer has just upserted.
     mutating func note(_ message: PreparedMessage, _ outcome: UpsertOutcome) {
-        guard outcome != .unchanged, let threadKey = message.threadKey else { return }
-        let thread = Thread(conversation: message.conversationRowID, key: threadKey)
-        if threadKey == message.tsKey {
+        withUnsafePointer(to: message) { note($0, outcome) }
+    }
+
+    /// `note` of the message `message` points to, read in place (the bulk writer's messages are not copied).
+    mutating func note(_ message: UnsafePointer<PreparedMessage>, _ outcome: UpsertOutcome) {
+        guard outcome != .unchanged, let threadKey = message.pointee.threadKey else { return }
+        let thread = Thread(conversation: message.pointee.conversationRowID, key: threadKey)
+        if threadKey == message.pointee.tsKey {
             // A parent comes before its replies (messages are written in ts order); a revision of it may change
             // the count it declares. A revision of a parent whose replies are no longer tracked is re-counted.
             var state = open[thread] ?? (declared: 0, written: 0)
             if open[thread] == nil && outcome == .updated { recount.insert(thread) }
-            state.declared = message.replyCount
+            state.declared = message.pointee.replyCount
             settle(thread, state)
         } else if outcome == .added {
             guard var state = open[thread] else {

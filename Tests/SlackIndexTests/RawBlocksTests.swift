@@ -57,6 +57,41 @@ import Testing
         #expect(RawBlocks.pack(["", ""], into: &none) == [nil, nil] && none.isEmpty)
     }
 
+    /// A batch packs each day file's messages as they are added (`packRaws(from:)`): the messages before `start` keep
+    /// their locations, the others point into the blocks appended, and each reads back whole, its repeated fields
+    /// (text, ts, user, thread) restored from the message's own columns.
+    @Test func aBatchPacksEachFilesMessagesInPlace() throws {
+        func message(_ index: Int) -> PreparedMessage {
+            let ts = "17000000\(index).000100"
+            let text = "message \(index) héllo"
+            let raw = #"{"type":"message","text":"\#(text)","user":"U\#(index)","ts":"\#(ts)","n":\#(index)}"#
+            return PreparedMessage(
+                conversationRowID: 1, ts: ts, tsKey: Int64(index), userID: "U\(index)", username: nil, subtype: nil,
+                threadTS: nil, threadKey: nil, replyCount: 0, editedTS: nil, editedKey: 0, flags: 0, text: text,
+                searchText: "", searchExtra: "", raw: raw, hash: 0, reactions: [], files: [])
+        }
+        var batch = ImportBatch(messages: (0..<3).map(message))
+        batch.packRaws(from: 0)
+        let firstBlocks = batch.rawBlocks.count
+        let firstLocations = batch.messages.map(\.rawLocation)
+        #expect(firstBlocks == 1 && firstLocations.allSatisfy { $0?.block == 0 })
+        batch.messages += (3..<7).map(message)
+        batch.packRaws(from: 3)
+        #expect(batch.messages.prefix(3).map(\.rawLocation) == firstLocations, "earlier messages keep their places")
+        #expect(batch.rawBlocks.count == firstBlocks + 1)
+        for message in batch.messages {
+            let location = try #require(message.rawLocation)
+            #expect(location.block == (message.tsKey < 3 ? 0 : 1))
+            let text = try #require(RawBlocks.inflate(batch.rawBlocks[location.block]))
+            let fields = RepeatedFields(
+                text: message.text, ts: message.ts, userID: message.userID, threadTS: message.threadTS)
+            #expect(RawBlocks.slice(text, location, fields: fields) == message.raw)
+        }
+        // Nothing past the end: no block, nothing changed.
+        batch.packRaws(from: batch.messages.count)
+        #expect(batch.rawBlocks.count == firstBlocks + 1)
+    }
+
     /// Blocks are zlib streams whichever library wrote them: archives packed by zlib (before libdeflate) read back,
     /// and zlib reads what is packed now.
     @Test(arguments: [1, 2]) func blocksAreZlibStreamsBothWays(seed: UInt64) throws {

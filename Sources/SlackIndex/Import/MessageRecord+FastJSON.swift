@@ -290,7 +290,7 @@ extension JSONCursor {
             repaired = true
             return repairedString(raw)
         }()
-        if text.utf8.contains(0) {
+        if text.utf8Contains(0) {
             repaired = true
             text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
         }
@@ -484,7 +484,7 @@ extension FileRecord {
 
 /// `URLScrubber.strippingTokens`, skipped for the common URL without a query.
 private func scrubbed(_ url: String) -> String {
-    url.utf8.contains(UInt8(ascii: "?")) ? URLScrubber.strippingTokens(url) : url
+    url.utf8Contains(UInt8(ascii: "?")) ? URLScrubber.strippingTokens(url) : url
 }
 
 extension AttachmentRecord {

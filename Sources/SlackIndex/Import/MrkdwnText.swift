@@ -149,7 +149,7 @@ package struct MrkdwnText: Sendable, Equatable {
 
     private static func decodeEntities(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
         let string = String(decoding: bytes, as: UTF8.self)
-        guard string.utf8.contains(UInt8(ascii: "&")) else { return string }
+        guard string.utf8Contains(UInt8(ascii: "&")) else { return string }
         return string.replacingAll("&lt;", "<").replacingAll("&gt;", ">").replacingAll("&amp;", "&")
     }
 }
