@@ -96,7 +96,7 @@ struct MessageWriter {
                 return .added
             }
             // Either this message is stored already, or another conversation's message holds this id.
-            if let outcome = try update(m.pointee) { return outcome }
+            if let outcome = try update(m.pointee, raw: { try json(of: m, base: rawBlockBase) }) { return outcome }
         }
         // More than 64 conversations hold a message at this microsecond (rare: imports of merged workspaces,
         // crafted files). The message takes the first free id after them, a few microseconds ahead of its ts:
@@ -287,8 +287,24 @@ struct MessageWriter {
         return UnsafePointer(pointer)
     }()
 
-    /// The slow path of `upsert`: updates the stored message; nil when it is not stored.
-    private func update(_ m: PreparedMessage) throws -> UpsertOutcome? {
+    /// The JSON of `m`: `raw`, or rebuilt from its packed block (a packed message keeps no copy).
+    private func json(of m: UnsafePointer<PreparedMessage>, base: Int) throws -> String {
+        guard let location = m.pointee.rawLocation else { return m.pointee.raw }
+        let fields = RepeatedFields(
+            text: m.pointee.text, ts: m.pointee.ts, userID: m.pointee.userID, threadTS: m.pointee.threadTS)
+        guard rawBlocks.indices.contains(base + location.block),
+            let text = RawBlocks.inflate(rawBlocks[base + location.block]),
+            let json = RawBlocks.slice(text, location, fields: fields)
+        else {
+            throw DatabaseError(
+                resultCode: .SQLITE_INTERNAL, message: "the packed JSON of message \(m.pointee.ts) cannot be read back")
+        }
+        return json
+    }
+
+    /// The slow path of `upsert`: updates the stored message, its JSON (`raw`, asked for only then) stored inline;
+    /// nil when it is not stored.
+    private func update(_ m: PreparedMessage, raw: () throws -> String) throws -> UpsertOutcome? {
         let existing = try db.cachedStatement(
             sql: """
                 SELECT id, hash, edited_key, is_deleted, text, search_text, search_extra FROM message
@@ -301,6 +317,7 @@ struct MessageWriter {
         let editedKey: Int64 = row[2]
         let deleted: Bool = row[3]
         if hash == m.hash || m.editedKey < editedKey { return .unchanged }
+        let raw = try raw()
         let update = try db.cachedStatement(
             sql: """
                 UPDATE message SET ts = ?, user_id = ?, username = ?, subtype = ?, thread_ts = ?, thread_key = ?,
@@ -310,7 +327,7 @@ struct MessageWriter {
                 """)
         update.setUncheckedArguments([
             m.ts, m.userID, m.username, m.subtype, m.threadTS, m.threadKey, m.replyCount, m.editedTS, m.editedKey,
-            m.flags, m.text, SearchTextColumn.stored(m.searchText, text: m.text), m.searchExtra, m.raw, m.hash, id,
+            m.flags, m.text, SearchTextColumn.stored(m.searchText, text: m.text), m.searchExtra, raw, m.hash, id,
         ])
         try update.execute()
         if !deleted {

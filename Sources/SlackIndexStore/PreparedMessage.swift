@@ -17,8 +17,9 @@ package struct PreparedMessage: Sendable {
     package var text: String
     package var searchText: String
     package var searchExtra: String
+    /// The message's JSON; empty once packed (`rawLocation`), when the batch's block holds it.
     package var raw: String
-    /// Where `raw` lies in its batch's packed blocks (`ImportBatch.packRaws`); nil: stored inline.
+    /// Where the JSON lies in its batch's packed blocks (`ImportBatch.packRaws`); nil: stored inline (`raw`).
     package var rawLocation: RawLocation?
     package var hash: Int64
     package var reactions: [PreparedReaction]

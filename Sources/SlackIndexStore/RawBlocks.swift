@@ -117,6 +117,7 @@ package enum RawBlocks {
     ///
     /// The messages are read and updated in place: a slice passed `inout` (`&messages[start...]`) copied every
     /// message of it twice, and mapping the messages themselves copied each once (a copy retains a dozen strings).
+    /// A packed message lets its `raw` go: the block holds it, and the messages wait in the import's queue.
     static func pack(_ messages: inout [PreparedMessage], from start: Int = 0, into blocks: inout [[UInt8]]) {
         guard start < messages.count else { return }
         let locations = messages.withUnsafeBufferPointer { buffer in
@@ -127,7 +128,10 @@ package enum RawBlocks {
                         threadTS: buffer[index].threadTS))
                 }, into: &blocks)
         }
-        for (index, location) in zip(start..., locations) { messages[index].rawLocation = location }
+        for (index, location) in zip(start..., locations) where location != nil {
+            messages[index].rawLocation = location
+            messages[index].raw = ""
+        }
     }
 
     /// The block's JSON text: nil when the stored bytes are not a block this code wrote (damaged archive).

@@ -59,7 +59,7 @@ import Testing
 
     /// A batch packs each day file's messages as they are added (`packRaws(from:)`): the messages before `start` keep
     /// their locations, the others point into the blocks appended, and each reads back whole, its repeated fields
-    /// (text, ts, user, thread) restored from the message's own columns.
+    /// (text, ts, user, thread) restored from the message's own columns; a packed message keeps no copy of its JSON.
     @Test func aBatchPacksEachFilesMessagesInPlace() throws {
         func message(_ index: Int) -> PreparedMessage {
             let ts = "17000000\(index).000100"
@@ -70,6 +70,7 @@ import Testing
                 threadTS: nil, threadKey: nil, replyCount: 0, editedTS: nil, editedKey: 0, flags: 0, text: text,
                 searchText: "", searchExtra: "", raw: raw, hash: 0, reactions: [], files: [])
         }
+        let raws = (0..<7).map { message($0).raw }
         var batch = ImportBatch(messages: (0..<3).map(message))
         batch.packRaws(from: 0)
         let firstBlocks = batch.rawBlocks.count
@@ -85,7 +86,8 @@ import Testing
             let text = try #require(RawBlocks.inflate(batch.rawBlocks[location.block]))
             let fields = RepeatedFields(
                 text: message.text, ts: message.ts, userID: message.userID, threadTS: message.threadTS)
-            #expect(RawBlocks.slice(text, location, fields: fields) == message.raw)
+            #expect(RawBlocks.slice(text, location, fields: fields) == raws[Int(message.tsKey)])
+            #expect(message.raw.isEmpty, "a packed message lets its JSON go")
         }
         // Nothing past the end: no block, nothing changed.
         batch.packRaws(from: batch.messages.count)
@@ -222,6 +224,36 @@ import Testing
         for row in edited {
             let raw: String = row["raw"]
             #expect(!raw.isEmpty && raws[row["id"]]?.json == raw)
+        }
+    }
+
+    /// A newer export that edits a message: its packed copy in the batch is read back for the update, which stores
+    /// exactly the new JSON inline (the batch keeps no other copy of it).
+    @Test func anEditedMessageStoresItsNewJSONExactly() throws {
+        let first = #"{"type":"message","user":"U1","text":"first version","ts":"1700000001.000100"}"#
+        let other = #"{"type":"message","user":"U1","text":"unchanged","ts":"1700000002.000100"}"#
+        let edited = #"{"type":"message","user":"U1","text":"second version \/ caf\u00e9","ts":"1700000001.000100","#
+            + #""edited":{"user":"U1","ts":"1700000050.000000"},"extra":[1,2]}"#
+        let archive = try TestSupport.makeArchive()
+        let before = try TestSupport.minimalExport(days: ["2023-11-14": "[\(first),\(other)]"])
+        _ = try Importer(archive: archive).importExport(at: before.path)
+        let after = try TestSupport.minimalExport(days: ["2023-11-14": "[\(edited),\(other)]"])
+        let summary = try Importer(archive: archive).importExport(at: after.path)
+        #expect(summary.messagesUpdated == 1 && summary.messagesUnchanged == 1, "\(summary)")
+        let rows = try archive.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, ts, raw, raw_block FROM message ORDER BY ts_key")
+        }
+        let raws = try archive.rawMessages(ids: rows.map { $0["id"] })
+        #expect(rows.count == 2)
+        for row in rows {
+            let ts: String = row["ts"]
+            let json = raws[row["id"]]?.json
+            if ts == "1700000001.000100" {
+                #expect(json == edited)
+                #expect((row["raw"] as String) == edited && (row["raw_block"] as Int64?) == nil, "stored inline")
+            } else {
+                #expect(json == other)
+            }
         }
     }
 
