@@ -221,7 +221,8 @@ package struct BulkImportSession {
         // buffer pointer, is copied (twice per message here: ~4% of the writer thread's samples at 1M).
         try batch.messages.withUnsafeBufferPointer { messages in
             guard let first = messages.baseAddress else { return }
-            for message in (0..<messages.count).lazy.map({ first + $0 }) {
+            for index in messages.indices {
+                let message = first + index
                 let outcome = try writer.upsert(at: message)
                 replyCounts.note(message, outcome)
                 result.counts.count(outcome)

@@ -59,16 +59,7 @@ struct MessageWriter {
         return base
     }
 
-    /// Inserts a new message or updates the stored one when this version is different and not older.
-    ///
-    /// A deleted message stays deleted (its text is updated but it does not return to search).
-    /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
-    /// - Parameter rawBlockBase: where the message's batch or page starts in the blocks `usePackedRaws` added.
-    mutating func upsert(_ m: borrowing PreparedMessage, rawBlockBase: Int = 0) throws -> UpsertOutcome {
-        try withUnsafePointer(to: m) { try upsert(at: $0, rawBlockBase: rawBlockBase) }
-    }
-
-    /// `upsert` of `messages[index]`, read in place (see `upsert(at:rawBlockBase:)`).
+    /// `upsert(at:rawBlockBase:)` of `messages[index]`, read in place.
     mutating func upsert(_ messages: [PreparedMessage], at index: Int, rawBlockBase: Int = 0) throws -> UpsertOutcome {
         precondition(messages.indices.contains(index), "message index out of range")
         return try messages.withUnsafeBufferPointer { buffer in
@@ -77,9 +68,14 @@ struct MessageWriter {
         }
     }
 
-    /// `upsert` of the message `m` points to, read in place: a message passed by value is copied first (Swift
-    /// cannot prove unsafe or array memory unchanged across the call), which retained and released its dozen
-    /// strings and arrays twice per message, ~4% of the writer thread's samples on the 1M import.
+    /// Inserts the message `m` points to, or updates the stored one when this version is different and not older.
+    ///
+    /// A deleted message stays deleted (its text is updated but it does not return to search). The message is read
+    /// in place: passed by value it is copied first (Swift cannot prove unsafe or array memory unchanged across the
+    /// call), which retained and released its dozen strings and arrays twice per message, ~4% of the writer
+    /// thread's samples on the 1M import.
+    /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
+    /// - Parameter rawBlockBase: where the message's batch or page starts in the blocks `usePackedRaws` added.
     mutating func upsert(at m: UnsafePointer<PreparedMessage>, rawBlockBase: Int = 0) throws -> UpsertOutcome {
         // The id is the ts plus a tie-breaker for messages of other conversations with the same ts (`MessageID`).
         for tieBreaker in Int64(0)..<MessageID.tieBreakers {
