@@ -48,10 +48,12 @@ import Testing
         zip.add("elsewhere/2023-11-14.json", Self.good)
         let url = try Self.write(zip, "wrapped.zip")
         let source = try ZipExportSource(path: url.path)
-        #expect(source.dayFiles.map { "\($0.folder)/\($0.name)" } == [
+        #expect(source.dayFiles.map { "\(source.folder(of: $0))/\($0.name)" } == [
             "général/2023-11-14.json", "random/2023-11-14.json", "général/2023-11-15.json",
         ])
-        #expect(source.dayFiles.map(\.displayPath) == source.dayFiles.map { "\(url.path):export/\($0.folder)/\($0.name)" })
+        #expect(source.dayFiles.map(source.displayPath(of:)) == source.dayFiles.map {
+            "\(url.path):export/\(source.folder(of: $0))/\($0.name)"
+        })
         #expect(source.folders == ["général", "random"])
         // What lies beside the wrapping folder is reported too: a day file there is not read.
         #expect(source.ignoredFiles == [
@@ -68,15 +70,15 @@ import Testing
         #expect(try source.listing("integration_logs.json") == Data(#"{"logs": []}"#.utf8))
         #expect(try source.listing("random") == nil)
         for file in source.dayFiles {
-            #expect(try source.read(file).count == Int(file.size), "\(file.displayPath)")
+            #expect(try source.read(file).count == Int(file.size), "\(source.displayPath(of: file))")
         }
         #expect(String(decoding: try source.read(source.dayFiles[2]), as: UTF8.self).contains("0200"))
         // Entries of one folder share one record of its strings.
         let first = source.dayFiles[0]
         let second = source.dayFiles[2]
-        #expect(first.place === second.place && first.folder == second.folder)
-        // What the import holds per day file (the directory is let go once listed).
-        #expect(MemoryLayout<DayFileEntry>.stride <= 48 && MemoryLayout<ZipReader.Entry>.stride <= 40)
+        #expect(first.folderIndex == second.folderIndex && source.place(of: first) === source.place(of: second))
+        // What the import holds per day file (the directory is never held whole).
+        #expect(MemoryLayout<DayFileEntry>.stride == 16 && MemoryLayout<ZipReader.Entry>.stride <= 40)
         let summary = try Self.importZip(url)
         #expect(summary.messagesAdded == 3)
     }
@@ -88,8 +90,9 @@ import Testing
             names.append(String(format: "%04d-%02d-%02d.json", Int.random(in: 0...9999, using: &generator),
                 Int.random(in: 0...99, using: &generator), Int.random(in: 0...99, using: &generator)))
         }
-        let place = DayFolder(folder: "general", container: "x:general/")
-        let entries = try names.map { try DayFileEntry(place: place, day: #require(dayNumber(ofDayFileName: $0)), size: 1) }
+        let entries = try names.map {
+            try DayFileEntry(folderIndex: 0, day: #require(dayNumber(ofDayFileName: $0)), size: 1)
+        }
         #expect(entries.map(\.name) == names)
         #expect(entries.sorted { $0.day < $1.day }.map(\.name) == names.sorted())
         #expect(dayNumber(ofDayFileName: "2024-01-15.json") == 20_240_115)
@@ -196,5 +199,76 @@ import Testing
         #expect(ZipReader.decodeName(Data("équipe".utf8), utf8Flag: false) == "équipe")
         #expect(ZipReader.decodeName(Data("東京".utf8), utf8Flag: true) == "東京")
         #expect(ZipReader.decodeName(Data([0x41, 0xE1]), utf8Flag: false) == "Aß")
+    }
+
+    /// The directory read in chunks of any size gives the records one whole read gives, each found again by its
+    /// offset (`ZipReader.record(at:)`, what a day file's entry keeps): records that straddle chunks, a ZIP64 zip,
+    /// a name longer than the first read of a record.
+    @Test(arguments: [false, true])
+    func theDirectoryScansAlikeInAnyChunkSize(zip64: Bool) throws {
+        var zip = ZipWriter()
+        zip.zip64 = zip64
+        zip.add("channels.json", #"[{"id": "C1", "name": "general"}]"#)
+        zip.add("general/2023-11-14.json", Self.good)
+        zip.add("general/" + String(repeating: "n", count: 700) + ".txt", "a long name")
+        zip.add("général/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0200"))
+        let url = try Self.write(zip, zip64 ? "chunks64.zip" : "chunks.zip")
+        let file = try ZipFile(path: url.path)
+        let directory = try ZipReader.findDirectory(in: file)
+        func scan(_ chunk: Int) throws -> [String] {
+            var records: [String] = []
+            try ZipReader.scanDirectory(directory, of: file, chunkSize: chunk) { offset, location, name in
+                let again = try ZipReader.record(at: offset, of: directory, in: file)
+                #expect(again.name == name && "\(again.location)" == "\(location)")
+                records.append("\(offset) \(name) \(location)")
+            }
+            return records
+        }
+        let whole = try scan(Int(directory.size))
+        #expect(whole.count == 4 && whole[2].contains(String(repeating: "n", count: 700)))
+        let reader = try ZipReader(path: url.path)
+        #expect(whole.map { String($0.split(separator: " ")[1]) } == reader.entries.map { reader.path(of: $0) })
+        for chunk in [1, 7, 45, 46, 47, 100, 4096] {
+            #expect(try scan(chunk) == whole, "chunk \(chunk)")
+        }
+        // A directory declaring one record more than it holds is damaged, whatever the chunk size.
+        let short = ZipReader.Directory(offset: directory.offset, size: directory.size, count: directory.count + 1)
+        for chunk in [7, 1 << 20] {
+            #expect {
+                try ZipReader.scanDirectory(short, of: file, chunkSize: chunk) { _, _, _ in }
+            } throws: { error in
+                "\(error)" == "the central directory is damaged at entry 5"
+            }
+        }
+        // An offset that is not a record's start is refused, not read as one.
+        #expect(throws: ZipReader.Failure.self) { try ZipReader.record(at: 1, of: directory, in: file) }
+        #expect(throws: ZipReader.Failure.self) { try ZipReader.record(at: directory.size, of: directory, in: file) }
+    }
+
+    /// A zip replaced during its import (another export saved over it): a day file's directory record is read
+    /// again when the file is, and one that names another file is reported, never read as this one.
+    @Test func aZipReplacedDuringTheImportIsReportedNotMisread() throws {
+        var first = ZipWriter()
+        first.add("channels.json", #"[{"id": "C1", "name": "alpha"}, {"id": "C2", "name": "bravo"}]"#)
+        first.add("alpha/2023-11-14.json", Self.good)
+        first.add("bravo/2023-11-14.json", Self.good.replacingOccurrences(of: "0100", with: "0300"))
+        let url = try Self.write(first, "replaced.zip")
+        let source = try ZipExportSource(path: url.path)
+        #expect(source.dayFiles.count == 2)
+        #expect(String(decoding: try source.read(source.dayFiles[0]), as: UTF8.self).contains("0100"))
+        // The same entries in the other order: each record now lies where the other's was.
+        var second = ZipWriter()
+        second.add("channels.json", #"[{"id": "C1", "name": "alpha"}, {"id": "C2", "name": "bravo"}]"#)
+        second.add("bravo/2023-11-14.json", Self.good.replacingOccurrences(of: "0100", with: "0300"))
+        second.add("alpha/2023-11-14.json", Self.good)
+        try second.data().write(to: url)
+        for file in source.dayFiles {
+            #expect {
+                try source.read(file)
+            } throws: { error in
+                "\(error)".contains("the zip file changed during the import")
+                    && "\(error)".contains(source.displayPath(of: file))
+            }
+        }
     }
 }

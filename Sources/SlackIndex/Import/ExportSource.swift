@@ -2,38 +2,30 @@ import Foundation
 
 /// One day file of one conversation folder inside an export.
 ///
-/// An export lists one of these per conversation and day (320,505 for the 3M-message generated export), so it is
-/// kept small: the folder and the container are strings shared by every entry that has them (one allocation each,
-/// not one per file), the date is a YYYYMMDD number, and the name and path are made when they are needed.
+/// An export lists one of these per conversation and day (698,664 for the 10M-message generated export), and the
+/// import holds the list from start to end, so an entry is 16 bytes: the folder is an index into the source's
+/// `places` (`ExportSource.place(of:)`), the date a YYYYMMDD number, and a zip entry's location is read again from
+/// the zip's central directory when the file is read (`ZipExportSource.read`), not kept. With its location and a
+/// shared folder object an entry was 48 bytes: 34 MB through the 10M export's import, now 11 MB.
 struct DayFileEntry: Sendable {
-    /// The conversation folder and what comes before the name in `displayPath`: one object for all of a folder's
-    /// entries.
-    let place: DayFolder
-    /// For a zip export, where the file lies in the zip; for a folder export only `uncompressedSize` is set (the
-    /// file's size). The entry is all an import keeps of a day file: 48 bytes, where the zip's directory entry, its
-    /// name and the day file's record were 115 (the 10M-message export lists 698,664 day files; 80 MB held through
-    /// its import, now 34 MB).
-    var location: ZipReader.Location
+    /// A zip export: where the file's record starts in the zip's central directory, from the directory's start (a
+    /// zip's directory over 4 GB is refused). A folder export: 0.
+    let record: UInt32
+    /// The uncompressed size in bytes, for progress, clamped to 4 GB (a day file over 128 MB is refused when read).
+    let size32: UInt32
+    /// The conversation folder's index in the source's `places`.
+    let folderIndex: UInt32
     /// The date the name gives, as the number YYYYMMDD (`2024-01-15.json` is 20240115): it sorts as the name does.
     let day: Int32
 
-    /// A zip export's day file of date `day` (`dayNumber(ofDayFileName:)`).
-    init(place: DayFolder, day: Int32, location: ZipReader.Location) {
-        self.place = place
-        self.location = location
+    /// The day file of date `day` (`dayNumber(ofDayFileName:)`) in the folder `places[folderIndex]`.
+    init(folderIndex: UInt32, day: Int32, size: UInt64, record: UInt32 = 0) {
+        self.record = record
+        size32 = UInt32(clamping: size)
+        self.folderIndex = folderIndex
         self.day = day
     }
 
-    /// A folder export's day file of date `day` (`dayNumber(ofDayFileName:)`) and `size` bytes.
-    init(place: DayFolder, day: Int32, size: Int64) {
-        let location = ZipReader.Location(
-            localHeaderOffset: 0, compressedSize: 0, uncompressedSize: UInt64(clamping: size), crc: 0, flags: 0,
-            method: 0)
-        self.init(place: place, day: day, location: location)
-    }
-
-    /// The conversation folder (channel name, DM id, group DM name).
-    var folder: String { place.folder }
     /// The file name, e.g. `2024-01-15.json`.
     var name: String {
         var bytes = Array("0000-00-00.json".utf8)
@@ -45,9 +37,22 @@ struct DayFileEntry: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
     /// Uncompressed size in bytes (for progress).
-    var size: Int64 { Int64(clamping: location.uncompressedSize) }
-    /// Where the file is, as a person would name it (`export.zip:general/2024-01-15.json`).
-    var displayPath: String { place.container + name }
+    var size: Int64 { Int64(size32) }
+
+    /// Sorts `days` by date, then by folder name, and `places` by name, renumbering the entries' folders: the order
+    /// the import reads the files in.
+    static func sortByDateThenFolder(_ days: inout [DayFileEntry], places: inout [DayFolder]) {
+        let order = places.indices.sorted { places[$0].folder < places[$1].folder }
+        var rank = [UInt32](repeating: 0, count: places.count)
+        for (new, old) in order.enumerated() { rank[old] = UInt32(new) }
+        places = order.map { places[$0] }
+        for index in days.indices {
+            let day = days[index]
+            days[index] = DayFileEntry(
+                folderIndex: rank[Int(day.folderIndex)], day: day.day, size: UInt64(day.size32), record: day.record)
+        }
+        days.sort { ($0.day, $0.folderIndex) < ($1.day, $1.folderIndex) }
+    }
 }
 
 /// A conversation folder of an export, shared by its day files' entries.
@@ -72,8 +77,10 @@ protocol ExportSource: Sendable {
     /// Reads a top-level file (`users.json`, `channels.json`…); nil when the export has none.
     func listing(_ name: String) throws -> Data?
     /// The day files, sorted by date then folder: the order the import reads them in (the source's array is the
-    /// import's, not a sorted copy of it: 48 bytes a file, 699,000 files in the generated 10M-message export).
+    /// import's, not a sorted copy of it: 16 bytes a file, 699,000 files in the generated 10M-message export).
     var dayFiles: [DayFileEntry] { get }
+    /// The conversation folders that day files lie in, sorted by name; a `DayFileEntry` names one by its index.
+    var places: [DayFolder] { get }
     /// Other files found inside conversation folders that are not day files (reported, not imported).
     var ignoredFiles: [String] { get }
     /// The names of the top-level folders.
@@ -82,6 +89,15 @@ protocol ExportSource: Sendable {
     var unreadable: [ImportSummary.SkippedFile] { get }
     /// Reads a day file's bytes.
     func read(_ entry: DayFileEntry) throws -> Data
+}
+
+extension ExportSource {
+    /// The folder `entry` lies in (entries come from this source: their index is in range).
+    func place(of entry: DayFileEntry) -> DayFolder { places[Int(entry.folderIndex)] }
+    /// The conversation folder (channel name, DM id, group DM name) `entry` lies in.
+    func folder(of entry: DayFileEntry) -> String { place(of: entry).folder }
+    /// Where the file is, as a person would name it (`export.zip:general/2024-01-15.json`).
+    func displayPath(of entry: DayFileEntry) -> String { place(of: entry).container + entry.name }
 }
 
 /// A day file's name: `YYYY-MM-DD.json`.
@@ -116,6 +132,7 @@ struct FolderExportSource: ExportSource {
     /// The export folder with its links resolved: links that lead outside it are not followed.
     private let resolvedRoot: String
     let dayFiles: [DayFileEntry]
+    let places: [DayFolder]
     let ignoredFiles: [String]
     let folders: [String]
     let unreadable: [ImportSummary.SkippedFile]
@@ -138,7 +155,9 @@ struct FolderExportSource: ExportSource {
             case .failure(let failure): listed.unreadable.append(failure.skipped)
             }
         }
-        dayFiles = listed.days.sorted { ($0.day, $0.folder) < ($1.day, $1.folder) }
+        DayFileEntry.sortByDateThenFolder(&listed.days, places: &listed.places)
+        dayFiles = listed.days
+        places = listed.places
         ignoredFiles = listed.ignored
         folders = listed.folders
         unreadable = listed.unreadable
@@ -147,6 +166,7 @@ struct FolderExportSource: ExportSource {
     /// What the folders of an export hold, gathered while listing them.
     private struct Listed {
         var days: [DayFileEntry] = []
+        var places: [DayFolder] = []
         var ignored: [String] = []
         var folders: [String] = []
         var unreadable: [ImportSummary.SkippedFile] = []
@@ -164,9 +184,13 @@ struct FolderExportSource: ExportSource {
                 unreadable.append(.init(path: failure.path, reason: "the folder cannot be read: \(failure.reason)"))
                 return
             }
+            guard let place = UInt32(exactly: places.count) else {
+                unreadable.append(.init(path: folderPath, reason: "the export has over 4 billion folders"))
+                return
+            }
             folders.append(folder)
             // Every entry of this folder shares these strings; `displayPath` is `folderPath/name` again.
-            let place = DayFolder(folder: folder, container: folderPath + "/")
+            places.append(DayFolder(folder: folder, container: folderPath + "/"))
             for name in names.sorted() {
                 let filePath = folderPath + "/" + name
                 guard let day = dayNumber(ofDayFileName: name) else {
@@ -178,7 +202,7 @@ struct FolderExportSource: ExportSource {
                     unreadable.append(
                         .init(path: filePath, reason: "the day file is \(size >> 20) MB, over the \(maximumDayFileSize >> 20) MB read per day file"))
                 case .success(.file(let size)):
-                    days.append(DayFileEntry(place: place, day: day, size: size))
+                    days.append(DayFileEntry(folderIndex: place, day: day, size: UInt64(clamping: size)))
                 case .success(.folder):
                     unreadable.append(.init(path: filePath, reason: "it is a folder, not a day file"))
                 case .success(.other(let what)):
@@ -209,9 +233,9 @@ struct FolderExportSource: ExportSource {
 
     func read(_ entry: DayFileEntry) throws -> Data {
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: entry.displayPath))
+            return try Data(contentsOf: URL(fileURLWithPath: displayPath(of: entry)))
         } catch {
-            throw ImportError.unreadable(path: entry.displayPath, reason: ExportFiles.reason(for: error))
+            throw ImportError.unreadable(path: displayPath(of: entry), reason: ExportFiles.reason(for: error))
         }
     }
 }

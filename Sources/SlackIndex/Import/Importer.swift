@@ -96,7 +96,10 @@ public final class Importer: Sendable {
         summary.ignoredFiles = source.ignoredFiles
         summary.skippedFiles += source.unreadable
         let listings = ExportListings(source: source, path: path, summary: &summary)
-        let inputs = listings.conversationInputs(dayFolders: Set(source.dayFiles.map(\.folder)), summary: &summary)
+        var folderHasDays = [Bool](repeating: false, count: source.places.count)
+        for file in source.dayFiles { folderHasDays[Int(file.folderIndex)] = true }
+        let dayFolders = Set(source.places.indices.lazy.filter { folderHasDays[$0] }.map { source.places[$0].folder })
+        let inputs = listings.conversationInputs(dayFolders: dayFolders, summary: &summary)
         let stored = try archive.storeExportListings(
             teamID: listings.teamID, users: listings.users.map(\.input), conversations: inputs)
         summary.usersAdded = stored.usersAdded
@@ -292,7 +295,8 @@ struct ReaderBatch: Sendable {
 final class ReaderJob: @unchecked Sendable {
     let source: any ExportSource
     let files: [DayFileEntry]
-    let folderToRowID: [String: Int64]
+    /// The conversation's row id by the source's folder index (`DayFileEntry.folderIndex`); nil: not imported.
+    let rowIDByPlace: [Int64?]
     var preparer: MessagePreparer
     let batchSize: Int
     let queue: BoundedQueue<ReaderBatch>
@@ -306,7 +310,7 @@ final class ReaderJob: @unchecked Sendable {
         self.spent = spent
         self.source = source
         self.files = files
-        self.folderToRowID = folderToRowID
+        rowIDByPlace = source.places.map { folderToRowID[$0.folder] }
         self.preparer = MessagePreparer(names: names)
         self.batchSize = batchSize
         self.queue = queue
@@ -330,16 +334,16 @@ final class ReaderJob: @unchecked Sendable {
             for file in files[index..<end] {
                 batch.files += 1
                 batch.bytes += file.size
-                guard let rowID = folderToRowID[file.folder] else { continue }
+                guard let rowID = rowIDByPlace[Int(file.folderIndex)] else { continue }
                 do {
                     let clock = ContinuousClock.now
                     let data = try source.read(file)
                     batch.phases.read += clock.duration(to: .now).seconds
                     try prepare(data, file: file, conversationRowID: rowID, into: &batch)
                 } catch let error as ImportError {
-                    batch.skippedFiles.append(.init(path: file.displayPath, reason: error.description))
+                    batch.skippedFiles.append(.init(path: source.displayPath(of: file), reason: error.description))
                 } catch {
-                    batch.skippedFiles.append(.init(path: file.displayPath, reason: "\(error)"))
+                    batch.skippedFiles.append(.init(path: source.displayPath(of: file), reason: "\(error)"))
                 }
             }
             index = end
@@ -391,10 +395,12 @@ final class ReaderJob: @unchecked Sendable {
         let decodeStart = ContinuousClock.now
         let sliced = data.withUnsafeBytes { JSONSlicer($0) }
         guard sliced.isArray else {
-            throw ImportError.malformedJSON(path: file.displayPath, reason: "a day file must be a JSON array")
+            throw ImportError.malformedJSON(
+                path: source.displayPath(of: file), reason: "a day file must be a JSON array")
         }
         guard sliced.isComplete else {
-            throw ImportError.malformedJSON(path: file.displayPath, reason: "the file is truncated or not JSON")
+            throw ImportError.malformedJSON(
+                path: source.displayPath(of: file), reason: "the file is truncated or not JSON")
         }
         // FastJSON (JSONCursor) instead of JSONDecoder: measured 7.7–9× faster on day files (≈ 490 MB/s vs
         // 55–63 MB/s of minified JSON), the difference between ~20 s and ~2.5 s of CPU per million messages.

@@ -1,100 +1,126 @@
 import Foundation
 
-/// An export still in its zip (`ZipReader`): entries are inflated one at a time, never all at once.
+/// An export still in its zip: the central directory is scanned, never held (`ZipReader.scanDirectory`), and entries
+/// are inflated one at a time.
 final class ZipExportSource: ExportSource, Sendable {
     let path: String
-    /// The open zip: the directory (`ZipReader`) is let go once listed, each day file's `DayFileEntry` says
-    /// where it lies.
+    /// The open zip: a day file's location is read again from its directory record (`DayFileEntry.record`).
     private let file: ZipFile
+    private let directory: ZipReader.Directory
     /// The files beside the conversation folders (`channels.json`, `users.json`, …) by name: all of them, so that
     /// `listing(_:)` finds any name without the directory (an export has a handful).
     private let topFiles: [String: ZipReader.Location]
     /// A folder every entry sits in (some tools zip the export's folder, not its contents), with its `/`.
     private let prefix: String
     let dayFiles: [DayFileEntry]
+    let places: [DayFolder]
     let ignoredFiles: [String]
     let folders: [String]
     let unreadable: [ImportSummary.SkippedFile]
 
+    /// Lists the zip in two scans of its directory: the folder the export is wrapped in, if any, then the files.
     init(path: String) throws {
         self.path = path
-        let zip: ZipReader
         do {
-            zip = try ZipReader(path: path)
+            file = try ZipFile(path: path)
+            directory = try ZipReader.findDirectory(in: file)
+            // A day file's entry keeps its record's offset in 32 bits.
+            guard directory.size <= UInt64(UInt32.max) else {
+                throw ZipReader.Failure("its central directory is over 4 GB, more than an export's day files need")
+            }
+            prefix = try ZipExportSource.wrappingFolder(directory, of: file)
+            var listed = Listed(path: path, prefix: prefix)
+            try ZipReader.scanDirectory(directory, of: file) { offset, location, name in
+                // (offset < directory.size <= UInt32.max, checked above)
+                listed.add(name, location: location, record: UInt32(truncatingIfNeeded: offset))
+            }
+            DayFileEntry.sortByDateThenFolder(&listed.days, places: &listed.places)
+            topFiles = listed.top
+            dayFiles = listed.days
+            places = listed.places
+            ignoredFiles = listed.ignored.sorted()
+            folders = listed.places.map(\.folder)
+            unreadable = listed.refused.sorted { $0.path < $1.path }
         } catch {
             throw ImportError.unreadable(path: path, reason: "it is not a readable zip file (\(error))")
         }
-        let entries = zip.entries
-        let files = entries.indices.filter { !entries[$0].isDirectory }
-        let prefix = ZipExportSource.wrappingFolder(of: files, in: zip)
-        self.prefix = prefix
-        file = zip.file
+    }
+
+    /// What the zip's entries are, gathered while its directory is scanned.
+    private struct Listed {
+        let path: String
+        let prefix: String
         var top: [String: ZipReader.Location] = [:]
         var days: [DayFileEntry] = []
-        // At most one per file: appending would grow the array by doubling (67 MB at the 10M export's peak, for
-        // 28 MB of entries).
-        days.reserveCapacity(files.count)
+        /// One folder record per folder, shared by its entries: its index in `places`.
+        var placeIndex: [Substring: UInt32] = [:]
+        var places: [DayFolder] = []
         var ignored: [String] = []
-        // One folder record per folder, shared by its entries.
-        var shared: [Substring: DayFolder] = [:]
         var refused: [ImportSummary.SkippedFile] = []
-        for index in files {
-            let entry = entries[index]
-            let fullPath = zip.path(of: entry)
+
+        /// Files the entry named `fullPath` as a listing, a day file, or something reported.
+        mutating func add(_ fullPath: String, location: ZipReader.Location, record: UInt32) {
+            guard !fullPath.hasSuffix("/") else { return }  // A folder's own entry.
             guard fullPath.hasPrefix(prefix) else {
                 // Beside the folder the export is wrapped in (another export zipped with it, notes): not read, but
                 // said, as other files that are not day files are.
                 ignored.append("\(path):\(fullPath)")
-                continue
+                return
             }
             let relative = fullPath.dropFirst(prefix.count)
             let parts = relative.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 2 else {
                 if parts.count > 2 {
                     ignored.append("\(path):\(fullPath)")
-                } else if top.updateValue(entry.location, forKey: String(relative)) != nil {
+                } else if top.updateValue(location, forKey: String(relative)) != nil {
                     // The same name twice: the last is read (as for the listings before), the other said.
                     ignored.append("\(path):\(fullPath)")
                 }
-                continue
+                return
             }
             let name = String(parts[1])
-            guard !parts[0].hasPrefix("__MACOSX"), !name.hasPrefix(".") else { continue }
-            let place: DayFolder
-            if let known = shared[parts[0]] {
+            guard !parts[0].hasPrefix("__MACOSX"), !name.hasPrefix(".") else { return }
+            let place: UInt32
+            if let known = placeIndex[parts[0]] {
                 place = known
             } else {
                 let folder = String(parts[0])
                 if let problem = unsafeFolderName(folder) {
                     refused.append(.init(path: "\(path):\(fullPath)", reason: problem))
-                    continue
+                    return
                 }
-                place = DayFolder(folder: folder, container: "\(path):\(prefix)\(folder)/")
-                shared[parts[0]] = place
+                guard let next = UInt32(exactly: places.count) else {
+                    refused.append(.init(path: "\(path):\(fullPath)", reason: "the zip has over 4 billion folders"))
+                    return
+                }
+                place = next
+                places.append(DayFolder(folder: folder, container: "\(path):\(prefix)\(folder)/"))
+                placeIndex[parts[0]] = place
             }
             if let day = dayNumber(ofDayFileName: name) {
-                days.append(DayFileEntry(place: place, day: day, location: entry.location))
+                days.append(DayFileEntry(folderIndex: place, day: day, size: location.uncompressedSize, record: record))
             } else {
                 ignored.append("\(path):\(fullPath)")
             }
         }
-        days.sort { ($0.day, $0.folder) < ($1.day, $1.folder) }
-        topFiles = top
-        dayFiles = days
-        ignoredFiles = ignored.sorted()
-        folders = shared.values.map(\.folder).sorted()
-        unreadable = refused.sorted { $0.path < $1.path }
     }
 
     /// Where the listing files are: `""` at the root, or the one folder the export is wrapped in, with its `/`
     /// (some tools zip the export's folder, not its contents).
-    private static func wrappingFolder(of files: [Int], in zip: ZipReader) -> String {
-        let entries = zip.entries
-        if files.contains(where: { exportListingNames.contains(zip.path(of: entries[$0])) }) { return "" }
-        let candidates = files.lazy.map { zip.path(of: entries[$0]) }.filter { key in
-            exportListingNames.contains { key.hasSuffix("/" + $0) } && key.split(separator: "/").count == 2
+    private static func wrappingFolder(_ directory: ZipReader.Directory, of file: ZipFile) throws -> String {
+        var atRoot = false
+        var first: String?
+        try ZipReader.scanDirectory(directory, of: file) { _, _, key in
+            guard !atRoot, !key.hasSuffix("/") else { return }
+            if exportListingNames.contains(key) {
+                atRoot = true
+            } else if exportListingNames.contains(where: { key.hasSuffix("/" + $0) }),
+                key.split(separator: "/").count == 2, first.map({ key < $0 }) ?? true
+            {
+                first = key
+            }
         }
-        guard let first = candidates.min(), let slash = first.firstIndex(of: "/") else { return "" }
+        guard !atRoot, let first, let slash = first.firstIndex(of: "/") else { return "" }
         return String(first[...slash])
     }
 
@@ -104,8 +130,22 @@ final class ZipExportSource: ExportSource, Sendable {
         return try read(location, displayPath: "\(path):\(prefix + name)")
     }
 
+    /// The day file's bytes, from its directory record read again; refused when the record no longer names it (the
+    /// zip was replaced during the import).
     func read(_ entry: DayFileEntry) throws -> Data {
-        try read(entry.location, displayPath: entry.displayPath, limit: maximumDayFileSize)
+        let displayPath = displayPath(of: entry)
+        let location: ZipReader.Location
+        do {
+            let record = try ZipReader.record(at: UInt64(entry.record), of: directory, in: file)
+            guard record.name == prefix + folder(of: entry) + "/" + entry.name else {
+                throw ZipReader.Failure(
+                    "the zip file changed during the import (its directory no longer lists this file where it did)")
+            }
+            location = record.location
+        } catch {
+            throw ImportError.unreadable(path: displayPath, reason: "\(error)")
+        }
+        return try read(location, displayPath: displayPath, limit: maximumDayFileSize)
     }
 
     private func read(

@@ -1,7 +1,8 @@
 import CSlackDeflate
 import Foundation
 
-/// A read-only zip file: the central directory parsed from one read, entries inflated by libdeflate in one call.
+/// A read-only zip file: the central directory parsed in chunks (`scanDirectory`), entries inflated by libdeflate in
+/// one call.
 ///
 /// Hand-written in place of ZIPFoundation, measured on the 1M-message export (73,000 entries): ZIPFoundation reads
 /// every entry's local header while listing, 0.41–0.54 s before the first day file can be read, and its
@@ -11,8 +12,8 @@ import Foundation
 /// compression methods are reported per entry.
 ///
 final class ZipReader: Sendable {
-    /// Where an entry's bytes lie and how they are stored: what reading it needs (32 bytes). An import keeps one
-    /// per day file (`DayFileEntry`) and lets the directory go.
+    /// Where an entry's bytes lie and how they are stored: what reading it needs (32 bytes). An import keeps none
+    /// per day file: it reads the entry's directory record again (`record(at:of:in:)`, `DayFileEntry`).
     struct Location: Sendable {
         var localHeaderOffset: UInt64
         var compressedSize: UInt64
@@ -90,9 +91,16 @@ final class ZipReader: Sendable {
 
     // MARK: - Central directory
 
-    /// Over 60 lines: the end record, the ZIP64 locator and the directory entries are read and range-checked in
-    /// file order, each check next to the read it guards.
-    private static func readDirectory(of file: ZipFile) throws -> (entries: [Entry], names: [UInt8]) {
+    /// Where the central directory lies and how many records it declares.
+    struct Directory: Sendable {
+        let offset: UInt64
+        let size: UInt64
+        let count: UInt64
+    }
+
+    /// The end record (and the ZIP64 record it points at) read and range-checked in file order, each check next to
+    /// the read it guards.
+    static func findDirectory(in file: ZipFile) throws -> Directory {
         let fileSize = file.size
         // The end-of-central-directory record: 22 bytes plus a comment of up to 65,535 bytes, at the end.
         guard fileSize >= 22 else { throw Failure("it is too short to be a zip file") }
@@ -128,47 +136,116 @@ final class ZipReader: Sendable {
         guard directoryOffset <= fileSize, directorySize <= fileSize - directoryOffset else {
             throw Failure("the central directory lies outside the file (truncated?)")
         }
-        let directory = try file.read(at: directoryOffset, count: Int(directorySize))
+        return Directory(offset: directoryOffset, size: directorySize, count: count)
+    }
+
+    /// Every record of the central directory, in order: `visit` gets the record's offset from the directory's start,
+    /// where its entry lies and its name.
+    ///
+    /// The directory is read `chunkSize` bytes at a time, never whole: the 10M-message export's is 53 MB, and an
+    /// import's peak memory was the directory, its parsed entries and names and the day files' list at once.
+    /// - Complexity: O(directory size); memory O(chunkSize + the longest record).
+    static func scanDirectory(
+        _ directory: Directory, of file: ZipFile, chunkSize: Int = 1 << 20,
+        _ visit: (_ offset: UInt64, _ location: Location, _ name: String) throws -> Void
+    ) throws {
+        var buffer = Data()
+        // The directory offset of buffer's first byte, the next byte to parse in it, the next byte to read.
+        var bufferStart: UInt64 = 0
+        var position = 0
+        var readEnd: UInt64 = 0
+        var entry: UInt64 = 0
+        while entry < directory.count {
+            if let record = try parseRecord(buffer, at: position, entry: entry + 1) {
+                try visit(bufferStart + UInt64(position), record.location, record.name)
+                position = record.end
+                entry += 1
+                continue
+            }
+            // The record runs past the buffer: keep its start, read the next chunk after it.
+            guard readEnd < directory.size else {
+                throw Failure("the central directory is damaged at entry \(entry + 1)")
+            }
+            let count = Int(min(UInt64(max(chunkSize, 1)), directory.size - readEnd))
+            let more = try file.read(at: directory.offset + readEnd, count: count)
+            buffer = Data(buffer[(buffer.startIndex + position)...]) + more
+            bufferStart += UInt64(position)
+            position = 0
+            readEnd += UInt64(count)
+        }
+    }
+
+    /// The record `offset` bytes into the directory, read again: what a day file's entry keeps in place of its
+    /// location and name (`DayFileEntry`).
+    static func record(
+        at offset: UInt64, of directory: Directory, in file: ZipFile
+    ) throws -> (location: Location, name: String) {
+        guard offset < directory.size else { throw Failure("no central directory record at \(offset)") }
+        let available = directory.size - offset
+        // Most records are under 200 bytes: one read; a longer one (name, extra field and comment up to 64 KB each)
+        // is read again whole.
+        var data = try file.read(at: directory.offset + offset, count: Int(min(available, 512)))
+        if data.count >= 46, u32(data, 0) == 0x0201_4b50 {
+            let length = 46 + Int(u16(data, 28)) + Int(u16(data, 30)) + Int(u16(data, 32))
+            if length > data.count && UInt64(length) <= available {
+                data = try file.read(at: directory.offset + offset, count: length)
+            }
+        }
+        guard let record = try parseRecord(data, at: 0, entry: nil) else {
+            throw Failure("the central directory record at \(offset) runs past the directory (the file is damaged)")
+        }
+        return (record.location, record.name)
+    }
+
+    /// The directory record at `position` in `data`: its entry's location and name, and where the next record starts;
+    /// nil when `data` ends before the record does.
+    ///
+    /// - Throws: `Failure` when the bytes there are not a directory record (`entry` numbers it in the message).
+    private static func parseRecord(
+        _ data: Data, at position: Int, entry: UInt64?
+    ) throws -> (location: Location, name: String, end: Int)? {
+        func damaged() -> Failure {
+            Failure("the central directory is damaged at " + (entry.map { "entry \($0)" } ?? "offset \(position)"))
+        }
+        guard position + 46 <= data.count else {
+            if position + 4 <= data.count && u32(data, position) != 0x0201_4b50 { throw damaged() }
+            return nil
+        }
+        guard u32(data, position) == 0x0201_4b50 else { throw damaged() }
+        let flags = u16(data, position + 8)
+        let nameStart = position + 46
+        let extraStart = nameStart + Int(u16(data, position + 28))
+        let extraLength = Int(u16(data, position + 30))
+        let end = extraStart + extraLength + Int(u16(data, position + 32))
+        guard end <= data.count else { return nil }
+        let name = decodeName(
+            data[data.startIndex + nameStart..<data.startIndex + extraStart], utf8Flag: flags & 0x0800 != 0)
+        var location = Location(
+            localHeaderOffset: UInt64(u32(data, position + 42)), compressedSize: UInt64(u32(data, position + 20)),
+            uncompressedSize: UInt64(u32(data, position + 24)), crc: u32(data, position + 16), flags: flags,
+            method: u16(data, position + 10))
+        applyZIP64(data, extraStart..<extraStart + extraLength, to: &location)
+        return (location, name, end)
+    }
+
+    /// Every entry and its name (`findDirectory`, `scanDirectory`).
+    private static func readDirectory(of file: ZipFile) throws -> (entries: [Entry], names: [UInt8]) {
+        let directory = try findDirectory(in: file)
         var names: [UInt8] = []
         var entries: [Entry] = []
-        entries.reserveCapacity(Int(min(count, directorySize / 46)))
+        entries.reserveCapacity(Int(min(directory.count, directory.size / 46)))
         // Names, extra fields and comments: an upper bound of the UTF-8 names' bytes (grown only for code page 437
-        // names, whose decoding is longer), so the buffer is not grown by doubling (34.6 MB at the 10M export's
-        // peak for 21 MB of names).
-        let fixedParts = Int(clamping: count).multipliedReportingOverflow(by: 46)
+        // names, whose decoding is longer), so the buffer is not grown by doubling.
+        let fixedParts = Int(clamping: directory.count).multipliedReportingOverflow(by: 46)
         names.reserveCapacity(
-            max(0, Int(clamping: directorySize) - (fixedParts.overflow ? .max : fixedParts.partialValue)))
-        var offset = 0
-        for _ in 0..<count {
-            guard offset + 46 <= directory.count, u32(directory, offset) == 0x0201_4b50 else {
-                throw Failure("the central directory is damaged at entry \(entries.count + 1)")
-            }
-            let flags = u16(directory, offset + 8)
-            let nameLength = Int(u16(directory, offset + 28))
-            let extraLength = Int(u16(directory, offset + 30))
-            let commentLength = Int(u16(directory, offset + 32))
-            let nameStart = offset + 46
-            let extraStart = nameStart + nameLength
-            let next = extraStart + extraLength + commentLength
-            guard next <= directory.count else {
-                throw Failure("the central directory is damaged at entry \(entries.count + 1)")
-            }
-            let name = decodeName(
-                directory[directory.startIndex + nameStart..<directory.startIndex + extraStart],
-                utf8Flag: flags & 0x0800 != 0)
+            max(0, Int(clamping: directory.size) - (fixedParts.overflow ? .max : fixedParts.partialValue)))
+        try scanDirectory(directory, of: file) { _, location, name in
             guard let start = UInt32(exactly: names.count), let count = UInt16(exactly: name.utf8.count),
                 start.addingReportingOverflow(UInt32(count)).overflow == false
             else { throw Failure("the central directory's names exceed 4 GB, or one name 64 KB") }
             names.append(contentsOf: name.utf8)
-            var location = Location(
-                localHeaderOffset: UInt64(u32(directory, offset + 42)),
-                compressedSize: UInt64(u32(directory, offset + 20)),
-                uncompressedSize: UInt64(u32(directory, offset + 24)), crc: u32(directory, offset + 16),
-                flags: flags, method: u16(directory, offset + 10))
-            applyZIP64(directory, extraStart..<extraStart + extraLength, to: &location)
-            let entry = Entry(location: location, nameStart: start, nameCount: count, isDirectory: name.hasSuffix("/"))
-            entries.append(entry)
-            offset = next
+            entries.append(
+                Entry(location: location, nameStart: start, nameCount: count, isDirectory: name.hasSuffix("/")))
         }
         return (entries, names)
     }

@@ -31,13 +31,13 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         for entry in zip.entries.prefix(64) where entry.location.uncompressedSize <= 1 << 20 {
             _ = try? zip.data(of: entry)
         }
-        // As an export: listed (wrapping folder, day files, top-level files), then read by location once the
-        // directory is gone.
+        // As an export: listed (wrapping folder, day files, top-level files), then each day file read from its
+        // directory record again.
         guard let source = try? ZipExportSource(path: path) else { return nil }
         _ = try? source.listing("users.json")
         for file in source.dayFiles.prefix(64) where file.size <= 1 << 20 {
             _ = try? source.read(file)
-            _ = file.displayPath
+            _ = source.displayPath(of: file)
         }
         return nil
     }
