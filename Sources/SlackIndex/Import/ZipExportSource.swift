@@ -30,6 +30,9 @@ final class ZipExportSource: ExportSource, Sendable {
             }
             prefix = try ZipExportSource.wrappingFolder(directory, of: file)
             var listed = Listed(path: path, prefix: prefix)
+            // At most one per record (a record takes 46 bytes or more): appending would grow the list by doubling
+            // and keep up to twice its size through the import.
+            listed.days.reserveCapacity(Int(min(directory.count, directory.size / 46)))
             try ZipReader.scanDirectory(directory, of: file) { offset, location, name in
                 // (offset < directory.size <= UInt32.max, checked above)
                 listed.add(name, location: location, record: UInt32(truncatingIfNeeded: offset))
