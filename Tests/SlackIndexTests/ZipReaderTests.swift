@@ -266,9 +266,45 @@ import Testing
             #expect {
                 try source.read(file)
             } throws: { error in
-                "\(error)".contains("the zip file changed during the import")
+                "\(error)".contains("no longer reads as when it was listed")
+                    && "\(error)".contains("lists another file where this one was")
                     && "\(error)".contains(source.displayPath(of: file))
             }
         }
+        // Overwritten by a zip of another size (its directory elsewhere): reported the same way, never read.
+        var third = ZipWriter()
+        third.add("channels.json", #"[{"id": "C1", "name": "alpha"}]"#)
+        third.add("alpha/2023-11-14.json", Self.good + String(repeating: " ", count: 300))
+        try third.data().write(to: url)
+        for file in source.dayFiles {
+            #expect {
+                try source.read(file)
+            } throws: { error in
+                "\(error)".contains("no longer reads as when it was listed")
+            }
+        }
+    }
+
+    /// Folders listed out of name order: the day files still go by date, then folder name, and each keeps its own
+    /// folder (the folders are renumbered in name order); a folder without day files is not a conversation to import.
+    @Test func dayFilesSortByDateThenFolderNameWhateverTheZipsOrder() throws {
+        var writer = ZipWriter()
+        writer.add("channels.json", #"[{"id": "C1", "name": "zulu"}, {"id": "C2", "name": "alpha"}]"#)
+        writer.add("zulu/2023-11-14.json", Self.good)
+        writer.add("zulu/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0200"))
+        writer.add("notes/readme.txt", "not a conversation")
+        writer.add("alpha/2023-11-15.json", Self.good.replacingOccurrences(of: "0100", with: "0400"))
+        writer.add("alpha/2023-11-14.json", Self.good.replacingOccurrences(of: "0100", with: "0300"))
+        let url = try Self.write(writer, "unordered.zip")
+        let source = try ZipExportSource(path: url.path)
+        #expect(source.folders == ["alpha", "notes", "zulu"])
+        #expect(source.dayFiles.map { "\(source.folder(of: $0))/\($0.name)" } == [
+            "alpha/2023-11-14.json", "zulu/2023-11-14.json", "alpha/2023-11-15.json", "zulu/2023-11-15.json",
+        ])
+        let texts = try source.dayFiles.map { String(decoding: try source.read($0), as: UTF8.self) }
+        #expect(zip(["0300", "0100", "0400", "0200"], texts).allSatisfy { $1.contains($0) })
+        let summary = try Self.importZip(url)
+        #expect(summary.messagesAdded == 4)
+        #expect(summary.conversationsAdded == 2)
     }
 }

@@ -12,6 +12,7 @@ struct DayFileEntry: Sendable {
     /// zip's directory over 4 GB is refused). A folder export: 0.
     let record: UInt32
     /// The uncompressed size in bytes, for progress, clamped to 4 GB (a day file over 128 MB is refused when read).
+    /// The clamp keeps the import's sum of sizes from overflowing on ZIP64 sizes near 2^64.
     let size32: UInt32
     /// The conversation folder's index in the source's `places`.
     let folderIndex: UInt32
@@ -79,7 +80,8 @@ protocol ExportSource: Sendable {
     /// The day files, sorted by date then folder: the order the import reads them in (the source's array is the
     /// import's, not a sorted copy of it: 16 bytes a file, 699,000 files in the generated 10M-message export).
     var dayFiles: [DayFileEntry] { get }
-    /// The conversation folders that day files lie in, sorted by name; a `DayFileEntry` names one by its index.
+    /// Every conversation folder listed (some may hold no day file), sorted by name; a `DayFileEntry` names one by
+    /// its index.
     var places: [DayFolder] { get }
     /// Other files found inside conversation folders that are not day files (reported, not imported).
     var ignoredFiles: [String] { get }

@@ -61,7 +61,8 @@ final class ZipExportSource: ExportSource, Sendable {
         var ignored: [String] = []
         var refused: [ImportSummary.SkippedFile] = []
 
-        /// Files the entry named `fullPath` as a listing, a day file, or something reported.
+        /// Files the entry named `fullPath` as a listing, a day file, or something reported; passes over folders'
+        /// own entries, `__MACOSX` and hidden files.
         mutating func add(_ fullPath: String, location: ZipReader.Location, record: UInt32) {
             guard !fullPath.hasSuffix("/") else { return }  // A folder's own entry.
             guard fullPath.hasPrefix(prefix) else {
@@ -133,20 +134,23 @@ final class ZipExportSource: ExportSource, Sendable {
         return try read(location, displayPath: "\(path):\(prefix + name)")
     }
 
-    /// The day file's bytes, from its directory record read again; refused when the record no longer names it (the
-    /// zip was replaced during the import).
+    /// The day file's bytes, from its directory record read again; refused when the record can no longer be read or
+    /// no longer names it (the zip was overwritten during the import; a file renamed over it is not seen: the open
+    /// descriptor still reads the zip that was listed).
     func read(_ entry: DayFileEntry) throws -> Data {
         let displayPath = displayPath(of: entry)
         let location: ZipReader.Location
         do {
             let record = try ZipReader.record(at: UInt64(entry.record), of: directory, in: file)
             guard record.name == prefix + folder(of: entry) + "/" + entry.name else {
-                throw ZipReader.Failure(
-                    "the zip file changed during the import (its directory no longer lists this file where it did)")
+                throw ZipReader.Failure("it lists another file where this one was")
             }
             location = record.location
         } catch {
-            throw ImportError.unreadable(path: displayPath, reason: "\(error)")
+            // A zip unchanged since it was listed always reads its records again.
+            throw ImportError.unreadable(
+                path: displayPath, reason: "the zip's directory no longer reads as when it was listed, was the zip "
+                    + "overwritten during the import? (\(error))")
         }
         return try read(location, displayPath: displayPath, limit: maximumDayFileSize)
     }

@@ -44,8 +44,8 @@ final class ZipReader: Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    /// The open file: what reading an entry needs once its `Location` is known, without the directory (the
-    /// 10M-message export's 698,664 day files' entries and their names are ~52 MB).
+    /// The open file. A `ZipReader` holds every entry and name (~52 MB for the 10M-message export's 698,664 day
+    /// files): the tests and the fuzz target use it; an import scans the directory instead (`ZipExportSource`).
     let file: ZipFile
     let entries: [Entry]
     /// Every entry's name, decoded to UTF-8, in one buffer: a `String` per entry was a heap allocation each
@@ -156,8 +156,9 @@ final class ZipReader: Sendable {
         var readEnd: UInt64 = 0
         var entry: UInt64 = 0
         while entry < directory.count {
-            if let record = try parseRecord(buffer, at: position, entry: entry + 1) {
-                try visit(bufferStart + UInt64(position), record.location, record.name)
+            let recordOffset = bufferStart + UInt64(position)
+            if let record = try parseRecord(buffer, at: position, entry: entry + 1, offset: recordOffset) {
+                try visit(recordOffset, record.location, record.name)
                 position = record.end
                 entry += 1
                 continue
@@ -191,7 +192,7 @@ final class ZipReader: Sendable {
                 data = try file.read(at: directory.offset + offset, count: length)
             }
         }
-        guard let record = try parseRecord(data, at: 0, entry: nil) else {
+        guard let record = try parseRecord(data, at: 0, entry: nil, offset: offset) else {
             throw Failure("the central directory record at \(offset) runs past the directory (the file is damaged)")
         }
         return (record.location, record.name)
@@ -200,12 +201,13 @@ final class ZipReader: Sendable {
     /// The directory record at `position` in `data`: its entry's location and name, and where the next record starts;
     /// nil when `data` ends before the record does.
     ///
-    /// - Throws: `Failure` when the bytes there are not a directory record (`entry` numbers it in the message).
+    /// - Throws: `Failure` when the bytes there are not a directory record, named in the message by `entry` (its
+    ///   number) or else by `offset` (the record's offset in the directory).
     private static func parseRecord(
-        _ data: Data, at position: Int, entry: UInt64?
+        _ data: Data, at position: Int, entry: UInt64?, offset: UInt64
     ) throws -> (location: Location, name: String, end: Int)? {
         func damaged() -> Failure {
-            Failure("the central directory is damaged at " + (entry.map { "entry \($0)" } ?? "offset \(position)"))
+            Failure("the central directory is damaged at " + (entry.map { "entry \($0)" } ?? "offset \(offset)"))
         }
         guard position + 46 <= data.count else {
             if position + 4 <= data.count && u32(data, position) != 0x0201_4b50 { throw damaged() }

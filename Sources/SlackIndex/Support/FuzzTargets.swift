@@ -31,6 +31,15 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         for entry in zip.entries.prefix(64) where entry.location.uncompressedSize <= 1 << 20 {
             _ = try? zip.data(of: entry)
         }
+        // The directory again in chunks of 1 to 97 bytes (records straddle them), records read again by offset.
+        if let file = try? ZipFile(path: path), let directory = try? ZipReader.findDirectory(in: file) {
+            var visited = 0
+            let chunk = 1 + Int(input.first ?? 0) % 97
+            try? ZipReader.scanDirectory(directory, of: file, chunkSize: chunk) { offset, _, _ in
+                visited += 1
+                if visited <= 64 { _ = try? ZipReader.record(at: offset, of: directory, in: file) }
+            }
+        }
         // As an export: listed (wrapping folder, day files, top-level files), then each day file read from its
         // directory record again.
         guard let source = try? ZipExportSource(path: path) else { return nil }
