@@ -15,7 +15,7 @@ struct DayFileEntry: Sendable {
     /// The clamp keeps the import's sum of sizes from overflowing on ZIP64 sizes near 2^64.
     let size32: UInt32
     /// The conversation folder's index in the source's `places`.
-    let folderIndex: UInt32
+    var folderIndex: UInt32
     /// The date the name gives, as the number YYYYMMDD (`2024-01-15.json` is 20240115): it sorts as the name does.
     let day: Int32
 
@@ -47,11 +47,7 @@ struct DayFileEntry: Sendable {
         var rank = [UInt32](repeating: 0, count: places.count)
         for (new, old) in order.enumerated() { rank[old] = UInt32(new) }
         places = order.map { places[$0] }
-        for index in days.indices {
-            let day = days[index]
-            days[index] = DayFileEntry(
-                folderIndex: rank[Int(day.folderIndex)], day: day.day, size: UInt64(day.size32), record: day.record)
-        }
+        for index in days.indices { days[index].folderIndex = rank[Int(days[index].folderIndex)] }
         days.sort { ($0.day, $0.folderIndex) < ($1.day, $1.folderIndex) }
     }
 }
