@@ -77,37 +77,35 @@ struct MessageWriter {
     /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
     /// - Parameter rawBlockBase: where the message's batch or page starts in the blocks `usePackedRaws` added.
     mutating func upsert(at m: UnsafePointer<PreparedMessage>, rawBlockBase: Int = 0) throws -> UpsertOutcome {
-        // The id is the ts plus a tie-breaker for messages of other conversations with the same ts (`MessageID`).
-        for tieBreaker in Int64(0)..<MessageID.tieBreakers {
-            let id = MessageID(tsKey: m.pointee.tsKey, tieBreaker: tieBreaker).rawValue
-            let block = try rawBlockID(for: m, base: rawBlockBase)
-            try insertRow(m, id: id, rawBlock: block)
-            if sqlite3_changes(db.sqliteConnection) == 1 {
-                try storeRawBlock(for: m, base: rawBlockBase)
-                addedCounts[m.pointee.conversationRowID, default: MessageCountDelta()].add(flags: m.pointee.flags)
-                let start = ContinuousClock.now
-                try insertIndex(id: id, m.pointee.searchText, m.pointee.searchExtra)
-                indexSeconds += start.duration(to: .now).seconds
-                try writeAttachments(id: id, m)
-                return .added
-            }
-            // Either this message is stored already, or another conversation's message holds this id.
-            if let outcome = try update(m.pointee, raw: { try json(of: m, base: rawBlockBase) }) { return outcome }
-        }
-        // More than 64 conversations hold a message at this microsecond (rare: imports of merged workspaces,
-        // crafted files). The message takes the first free id after them, a few microseconds ahead of its ts:
-        // timelines order by ts_key, so only the global order among those microseconds is approximate.
-        let last = MessageID(tsKey: m.pointee.tsKey, tieBreaker: MessageID.tieBreakers - 1)
-        let id = try nextFreeID(after: last.rawValue)
-        try insertRow(m, id: id, rawBlock: rawBlockID(for: m, base: rawBlockBase))
-        guard sqlite3_changes(db.sqliteConnection) == 1 else {
+        // The id holds the ts's second and millisecond (`MessageID`); another message may hold it already.
+        let preferred = MessageID(preferredFor: m.pointee.tsKey).rawValue
+        if try insertNew(m, id: preferred, rawBlockBase: rawBlockBase) { return .added }
+        // Either this message is stored already, or another message (another conversation's at the same ts, or
+        // one of the same millisecond) holds the id.
+        if let outcome = try update(m.pointee, raw: { try json(of: m, base: rawBlockBase) }) { return outcome }
+        let second = MessageID.second(of: m.pointee.tsKey)
+        let free =
+            try firstFreeID(in: preferred...second.upperBound) ?? firstFreeID(in: second)
+            ?? firstFreeID(in: (second.upperBound + 1)...(Int64.max - 1))
+        guard let free, try insertNew(m, id: free, rawBlockBase: rawBlockBase) else {
             throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id for ts \(m.pointee.ts)")
         }
+        return .added
+    }
+
+    /// Inserts the message at `id` with its block, count, index entry and attachments; false when the id or the
+    /// message's (conversation, ts) is taken (nothing written).
+    private mutating func insertNew(_ m: UnsafePointer<PreparedMessage>, id: Int64, rawBlockBase: Int) throws -> Bool {
+        let block = try rawBlockID(for: m, base: rawBlockBase)
+        try insertRow(m, id: id, rawBlock: block)
+        guard sqlite3_changes(db.sqliteConnection) == 1 else { return false }
         try storeRawBlock(for: m, base: rawBlockBase)
         addedCounts[m.pointee.conversationRowID, default: MessageCountDelta()].add(flags: m.pointee.flags)
+        let start = ContinuousClock.now
         try insertIndex(id: id, m.pointee.searchText, m.pointee.searchExtra)
+        indexSeconds += start.duration(to: .now).seconds
         try writeAttachments(id: id, m)
-        return .added
+        return true
     }
 
     /// Adds the inserted messages to `message_count`; call it before the transaction commits, once the last
@@ -157,19 +155,22 @@ struct MessageWriter {
         rawBlockIDs[base + location.block] = (block.id, true)
     }
 
-    /// The smallest unused id above `taken` (held).
+    /// The smallest id in `range` no message holds, or nil when every one is held.
     ///
-    /// - Complexity: O(k log n) for k consecutive ids held after `taken`.
-    private func nextFreeID(after taken: Int64) throws -> Int64 {
+    /// - Complexity: O(log n) when `range.lowerBound` is free, else O(k log n) for the k held ids scanned.
+    private func firstFreeID(in range: ClosedRange<Int64>) throws -> Int64? {
         let sql = """
-            SELECT m.id + 1 FROM message m
-            WHERE m.id >= ? AND NOT EXISTS (SELECT 1 FROM message n WHERE n.id = m.id + 1)
-            ORDER BY m.id LIMIT 1
+            SELECT min(free) FROM (
+                SELECT ?1 AS free WHERE NOT EXISTS (SELECT 1 FROM message WHERE id = ?1)
+                UNION ALL
+                SELECT * FROM (
+                    SELECT m.id + 1 FROM message m
+                    WHERE m.id >= ?1 AND m.id < ?2 AND NOT EXISTS (SELECT 1 FROM message n WHERE n.id = m.id + 1)
+                    ORDER BY m.id LIMIT 1
+                )
+            )
             """
-        guard let id = try Int64.fetchOne(db, sql: sql, arguments: [taken]) else {
-            throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "no free id after \(taken)")
-        }
-        return id
+        return try Int64.fetchOne(db, sql: sql, arguments: [range.lowerBound, range.upperBound])
     }
 
     // The two statements every imported message runs are bound and stepped through SQLite's C API directly:

@@ -144,7 +144,7 @@ extension Archive {
         return (parts.joined(separator: " AND "), arguments)
     }
 
-    /// The sort-key range of the time bounds: `[lower × 64, upper × 64)`.
+    /// The sort-key (id) range of the time bounds (`MessageID.lowerBound`, `upperBound`).
     private static func sortKeyRange(_ s: ResolvedSearch) -> (Int64, Int64) {
         let low = MessageID.lowerBound(atOrAfter: s.lower)
         let high = MessageID.upperBound(before: s.upper)

@@ -220,10 +220,12 @@ public struct SearchEngine: Sendable {
     /// archive ranks the same today as on the day it was made.
     /// - Complexity: O(k log k).
     static func rank(_ candidates: [SearchCandidate]) -> [(sortKey: Int64, score: Double)] {
-        guard let newest = candidates.map(\.tsKey).max() else { return [] }
-        let halfLife = 180.0 * 86_400 * 1_000_000
+        // Ages in whole seconds: an index-only candidate's time comes from its id, exact to the second (`MessageID`).
+        let microsecondsPerSecond: Int64 = 1_000_000
+        guard let newest = candidates.map({ $0.tsKey / microsecondsPerSecond }).max() else { return [] }
+        let halfLife = 180.0 * 86_400
         return candidates.map { candidate -> (sortKey: Int64, score: Double) in
-            let age = Double(newest - candidate.tsKey)
+            let age = Double(newest - candidate.tsKey / microsecondsPerSecond)
             let recency = exp(-age / halfLife)
             return (candidate.sortKey, -candidate.bm25 * (1 + 0.5 * recency))
         }.sorted { lhs, rhs in

@@ -21,7 +21,8 @@ public struct Message: Sendable, Hashable {
     public var editedTS: String?
     public var isDeleted: Bool
     public var flags: MessageFlags
-    /// The row id: the archive's global time order (ts × 64 + tie-breaker), also the search index's rowid.
+    /// The row id: the archive's global time order (`MessageID`: second × 1,024 + millisecond slot), also the search
+    /// index's rowid.
     public var sortKey: Int64
     /// The workspace's Slack domain (`acme` for acme.slack.com) when the archive knows it.
     public var workspaceDomain: String?

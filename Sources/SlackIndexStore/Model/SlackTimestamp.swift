@@ -40,8 +40,8 @@ package struct SlackTimestamp: Hashable, Comparable, Sendable, CustomStringConve
 
     /// The sort key of a `ts` string, or nil when it is not `digits[.digits]` with at most 11 integer digits.
     ///
-    /// Eleven digits reach the year 5138; the limit keeps `key × 64` (`MessageID`) inside `Int64`, so ids stay
-    /// time-ordered. A longer ts cannot be a real Slack time and is reported as invalid.
+    /// Eleven digits reach the year 5138; the limit keeps keys and ids (`MessageID`, below 2^47) inside `Int64`, so
+    /// ids stay time-ordered. A longer ts cannot be a real Slack time and is reported as invalid.
     /// - Complexity: O(n) in the string's length.
     package static func parseKey(_ string: String) -> Int64? {
         var seconds: Int64 = 0
