@@ -157,7 +157,7 @@ struct MessageWriter {
 
     /// The smallest id in `range` no message holds, or nil when every one is held.
     ///
-    /// - Complexity: O(log n) when `range.lowerBound` is free, else O(k log n) for the k held ids scanned.
+    /// - Complexity: O(k log n) for the k held ids from `range.lowerBound` to the first gap.
     private func firstFreeID(in range: ClosedRange<Int64>) throws -> Int64? {
         let sql = """
             SELECT min(free) FROM (

@@ -301,18 +301,41 @@ enum Migrations {
         migrator.registerMigration("v13 millisecond message ids") { db in
             // Ids from the ts's second and millisecond instead of its microsecond (`MessageID`): the search index
             // stores each word's documents as rowid deltas, three bytes shorter each (the 1M-message archive's
-            // index 193 → ~135 MB). The ids are renumbered in their order, each the larger of its preferred id and
+            // index 193 → 137 MB). The ids are renumbered in their order, each the larger of its preferred id and
             // the previous one's + 1 (the running maximum below), so the order stays and no two collide; the table
             // is copied in that order, reactions and files follow, and the index is rebuilt. One transaction:
             // stopping loses nothing, and the write-ahead log grows to about the archive's size until it is done.
+            // Packing still under way (`meta.packing`, an old id) goes on from the same row's new id.
+            // A second's messages are then kept inside its ids when they fit (at most 1,024): each at most its
+            // second's last id less the messages after it there, so date bounds on whole seconds stay exact; a final
+            // running maximum keeps the ids strictly increasing (it changes only seconds that did not fit).
             let preferred = MessageID.preferredSQL("ts_key")
+            let perSecond = MessageID.perSecond
             try db.execute(
                 sql: """
                     CREATE TEMP TABLE message_id_map (old_id INTEGER PRIMARY KEY, new_id INTEGER NOT NULL);
                     INSERT INTO message_id_map (old_id, new_id)
-                        SELECT id, position + max(preferred - position) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING)
-                        FROM (SELECT id, row_number() OVER (ORDER BY id) AS position, \(preferred) AS preferred
-                            FROM message);
+                    WITH ranked AS (
+                        SELECT id, row_number() OVER (ORDER BY id) AS position, \(preferred) AS preferred,
+                            ts_key / 1000000 AS second
+                        FROM message
+                    ), spread AS (
+                        SELECT id, position, second,
+                            position + max(preferred - position) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS id2,
+                            count(*) OVER (PARTITION BY second) AS inSecond,
+                            row_number() OVER (PARTITION BY second ORDER BY id) AS rank
+                        FROM ranked
+                    ), kept AS (
+                        SELECT id, position, CASE WHEN inSecond <= \(perSecond)
+                            THEN min(id2, second * \(perSecond) + \(perSecond - 1) - (inSecond - rank)) ELSE id2 END
+                            AS id3
+                        FROM spread
+                    )
+                    SELECT id, position + max(id3 - position) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM kept;
+                    UPDATE meta SET value = coalesce(
+                            (SELECT CAST(max(new_id) AS TEXT) FROM message_id_map
+                             WHERE old_id <= CAST(meta.value AS INTEGER)), '')
+                        WHERE key = 'packing' AND value != '';
                     CREATE TABLE message_v13 (
                         id INTEGER PRIMARY KEY,
                         conversation_id INTEGER NOT NULL,

@@ -1,3 +1,4 @@
+import CSlackTokenizer
 import Foundation
 import GRDB
 import Testing
@@ -92,15 +93,25 @@ import Testing
     /// Messages in the last millisecond of a day's last second share one preferred id: they take the second's free
     /// ids below it rather than the next second's, so a date bound still counts them in their own day.
     @Test func messagesAtASecondsEndStayInThatSecond() throws {
-        let last: Int64 = 1_433_548_799  // 2015-06-05 23:59:59 UTC
-        let messages = (0..<10).map { index in
-            #"{"type": "message", "user": "U1", "text": "late \#(index)", "ts": "\#(last).999\#(900 + index)"}"#
-        }
-        let export = try TestSupport.minimalExport(days: ["2015-06-05": "[" + messages.joined(separator: ",") + "]"])
         let archive = try TestSupport.makeArchive()
-        #expect(try Importer(archive: archive).importExport(at: export.path).messagesAdded == 10)
+        #expect(try Importer(archive: archive).importExport(at: Self.lateExport().path).messagesAdded == 10)
+        try Self.expectLateMessagesInTheirSecond(archive)
+    }
+
+    /// 2015-06-05 23:59:59 UTC.
+    static let lastSecond: Int64 = 1_433_548_799
+
+    /// Ten messages in the last millisecond of 2015-06-05 (UTC).
+    static func lateExport() throws -> URL {
+        let messages = (0..<10).map { index in
+            #"{"type": "message", "user": "U1", "text": "late \#(index)", "ts": "\#(lastSecond).999\#(900 + index)"}"#
+        }
+        return try TestSupport.minimalExport(days: ["2015-06-05": "[" + messages.joined(separator: ",") + "]"])
+    }
+
+    static func expectLateMessagesInTheirSecond(_ archive: Archive) throws {
         let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message") }
-        #expect(Set(ids).count == 10 && ids.allSatisfy { MessageID.second(of: last * 1_000_000).contains($0) })
+        #expect(Set(ids).count == 10 && ids.allSatisfy { MessageID.second(of: lastSecond * 1_000_000).contains($0) })
         var options = Self.newestFirst
         options.timeZone = TimeZone(identifier: "UTC") ?? .current
         let engine = SearchEngine(archive: archive)
@@ -110,9 +121,16 @@ import Testing
 
     /// Back to the ids an archive had before migration v13: `ts_key × 64` plus a tie-breaker, reactions and files
     /// following, the index rebuilt on them, v13 not applied.
-    static func downgradeToV12(_ path: String) throws {
-        let archive = try Archive(path: path)
-        try archive.pool.write { db in
+    ///
+    /// Opened without `Archive`, which would migrate; `searchTextElided` as `Migrations.rebuildIndex` takes it (false
+    /// for an archive downgraded to v11 first).
+    static func downgradeToV12(_ path: String, searchTextElided: Bool = true) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            let code = slackindex_register_tokenizer(db.sqliteConnection)
+            guard code == 0 else { throw StoreError.needsUpgrade(path: path) }
+        }
+        try DatabaseQueue(path: path, configuration: configuration).write { db in
             try db.execute(
                 sql: """
                     CREATE TEMP TABLE id_map (new_id INTEGER PRIMARY KEY, old_id INTEGER NOT NULL);
@@ -124,7 +142,7 @@ import Testing
                     UPDATE file SET message_id = (SELECT old_id FROM id_map WHERE new_id = message_id);
                     DELETE FROM grdb_migrations WHERE identifier = 'v13 millisecond message ids';
                     """)
-            try Migrations.rebuildIndex(db)
+            try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }
     }
 
@@ -184,5 +202,51 @@ import Testing
         try Self.downgradeToV12(path)
         let upgraded = try Archive(path: path)
         #expect(try ImportTests.dump(upgraded) == before)
+    }
+
+    /// An archive whose packing (after migration v12) stopped part way is renumbered, and its packing goes on from
+    /// the same row under its new id: every row ends packed.
+    @Test func packingUnderWayGoesOnAfterTheRenumbering() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("half.sqlite").path
+        let before: [String]
+        do {
+            let archive = try Archive(path: path)
+            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+            before = try ImportTests.dump(archive)
+        }
+        try RawBlocksTests.downgradeToV11(path)
+        try Self.downgradeToV12(path, searchTextElided: false)
+        do {
+            let pool = try DatabasePool(path: path)
+            try Migrations.migrator.migrate(pool, upTo: "v12 packed raw JSON")
+            #expect(try Migrations.packPendingRows(pool, rowsPerTransaction: 1_000, transactions: 1))
+            try pool.close()
+        }
+        let upgraded = try Archive(path: path)
+        let (unpacked, pending) = try upgraded.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NULL") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM meta WHERE key = 'packing'") ?? -1
+            )
+        }
+        #expect(unpacked == 0 && pending == 0)
+        #expect(try ImportTests.dump(upgraded) == before)
+    }
+
+    /// Messages crowding a second's last millisecond are renumbered inside that second, in their order, so date
+    /// bounds count them in their own day after the upgrade as before it.
+    @Test func theMigrationKeepsASecondsLastMessagesInThatSecond() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("late.sqlite").path
+        do {
+            let archive = try Archive(path: path)
+            _ = try Importer(archive: archive).importExport(at: Self.lateExport().path)
+        }
+        try Self.downgradeToV12(path)
+        let upgraded = try Archive(path: path)
+        try Self.expectLateMessagesInTheirSecond(upgraded)
+        let keys = try upgraded.pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT ts_key FROM message ORDER BY id")
+        }
+        #expect(keys == keys.sorted() && keys.count == 10)
     }
 }
