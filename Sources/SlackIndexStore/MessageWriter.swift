@@ -77,7 +77,7 @@ struct MessageWriter {
     /// - Complexity: O(log n) in the archive's size, plus the message's reactions and files.
     /// - Parameter rawBlockBase: where the message's batch or page starts in the blocks `usePackedRaws` added.
     mutating func upsert(at m: UnsafePointer<PreparedMessage>, rawBlockBase: Int = 0) throws -> UpsertOutcome {
-        // The id holds the ts's second and millisecond (`MessageID`); another message may hold it already.
+        // The id holds the ts's second and its fraction in 1,024ths (`MessageID`); another message may hold it.
         let preferred = MessageID(preferredFor: m.pointee.tsKey).rawValue
         if try insertNew(m, id: preferred, rawBlockBase: rawBlockBase) { return .added }
         // Either this message is stored already, or another message (another conversation's at the same ts, or

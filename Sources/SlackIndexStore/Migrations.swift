@@ -299,16 +299,16 @@ enum Migrations {
                     """)
         }
         migrator.registerMigration("v13 millisecond message ids") { db in
-            // Ids from the ts's second and millisecond instead of its microsecond (`MessageID`): the search index
-            // stores each word's documents as rowid deltas, three bytes shorter each (the 1M-message archive's
-            // index 193 → 137 MB). The ids are renumbered in their order, each the larger of its preferred id and
-            // the previous one's + 1 (the running maximum below), so the order stays and no two collide; the table
-            // is copied in that order, reactions and files follow, and the index is rebuilt. One transaction:
-            // stopping loses nothing, and the write-ahead log grows to about the archive's size until it is done.
-            // Packing still under way (`meta.packing`, an old id) goes on from the same row's new id.
-            // A second's messages are then kept inside its ids when they fit (at most 1,024): each at most its
-            // second's last id less the messages after it there, so date bounds on whole seconds stay exact; a final
-            // running maximum keeps the ids strictly increasing (it changes only seconds that did not fit).
+            // Ids from the ts's second and its fraction in 1,024ths instead of its microsecond (`MessageID`): the
+            // search index stores each word's documents as rowid deltas, three bytes shorter each (the 1M-message
+            // archive's index 193 → 137 MB). The ids are renumbered in their order, each the larger of its preferred
+            // id and the previous one's + 1 (a running maximum), so the order stays and no two collide. A second's
+            // messages are then kept inside its ids when they fit (at most 1,024): each at most its second's last
+            // id less the messages after it there, so date bounds on whole seconds stay exact; a final running
+            // maximum keeps the ids strictly increasing (it changes only seconds that did not fit). Packing still
+            // under way (`meta.packing`, an old id) goes on from the same row's new id. The table is copied in the
+            // new order, reactions and files follow, and the index is rebuilt. One transaction: stopping loses
+            // nothing, and the write-ahead log grows to about the archive's size until it is done.
             let preferred = MessageID.preferredSQL("ts_key")
             let perSecond = MessageID.perSecond
             try db.execute(
