@@ -308,16 +308,19 @@ enum Migrations {
             // maximum keeps the ids strictly increasing (it changes only seconds that did not fit). Packing still
             // under way (`meta.packing`, an old id) goes on from the same row's new id. The table is copied in the
             // new order, reactions and files follow, and the index is rebuilt. One transaction: stopping loses
-            // nothing, and the write-ahead log grows to about the archive's size until it is done.
+            // nothing, and the write-ahead log grows to about the archive's size until it is done. Copied rather
+            // than renumbered in place (ids negated, then set): on the 1M archive in the sqlite3 shell, in place took
+            // 23.7 s against ~6 s and left the table's pages half empty (528 MB, 268 MB of it unused).
             let preferred = MessageID.preferredSQL("ts_key")
             let perSecond = MessageID.perSecond
+            let secondStart = MessageID.secondSQL("ts_key")
             try db.execute(
                 sql: """
                     CREATE TEMP TABLE message_id_map (old_id INTEGER PRIMARY KEY, new_id INTEGER NOT NULL);
                     INSERT INTO message_id_map (old_id, new_id)
                     WITH ranked AS (
                         SELECT id, row_number() OVER (ORDER BY id) AS position, \(preferred) AS preferred,
-                            ts_key / 1000000 AS second
+                            \(secondStart) AS second
                         FROM message
                     ), spread AS (
                         SELECT id, position, second,
@@ -327,7 +330,7 @@ enum Migrations {
                         FROM ranked
                     ), kept AS (
                         SELECT id, position, CASE WHEN inSecond <= \(perSecond)
-                            THEN min(id2, second * \(perSecond) + \(perSecond - 1) - (inSecond - rank)) ELSE id2 END
+                            THEN min(id2, second + \(perSecond - 1) - (inSecond - rank)) ELSE id2 END
                             AS id3
                         FROM spread
                     )

@@ -49,10 +49,15 @@ package struct MessageID: Hashable, Comparable, Sendable {
         tsKey.map { MessageID(preferredFor: $0).rawValue } ?? Int64.max
     }
 
+    /// The SQL expression of the first id of the second holding the integer column `tsKey` (`second(of:)`).
+    static func secondSQL(_ tsKey: String) -> String {
+        "(\(tsKey) / \(microsecondsPerSecond)) * \(perSecond)"
+    }
+
     /// The SQL expression of `init(preferredFor:)` over the integer column `tsKey`.
     static func preferredSQL(_ tsKey: String) -> String {
         let micros = microsecondsPerSecond
-        return "(\(tsKey) / \(micros)) * \(perSecond) + (\(tsKey) % \(micros)) * \(perSecond) / \(micros)"
+        return "\(secondSQL(tsKey)) + (\(tsKey) % \(micros)) * \(perSecond) / \(micros)"
     }
 
     package static func < (lhs: MessageID, rhs: MessageID) -> Bool { lhs.rawValue < rhs.rawValue }
