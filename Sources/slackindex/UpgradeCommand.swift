@@ -12,9 +12,10 @@ struct UpgradeCommand: ParsableCommand {
             stopping it loses nothing), re-indexes the messages when the index's tokenizer changed (word \
             variants did: ~16 s per million messages), packs the messages' stored JSON when the archive \
             predates packing, renumbers the messages when their ids predate millisecond ids (one transaction, \
-            ~19 s per million messages with the space given back; the write-ahead log grows to about the \
-            archive's size meanwhile, 8 GB for 10 million messages), and when it changed anything it then gives the space the old layout \
-            took back to the disk (SQLite's VACUUM: it needs free disk for a copy of the archive; --no-vacuum \
+            19-25 s per million messages with the space given back; the write-ahead log grows to about the \
+            archive's size meanwhile, 8 GB for 10 million messages), and when it changed anything it then \
+            gives the space the old layout took back to the disk (SQLite's VACUUM: it needs free disk for a \
+            copy of the archive; --no-vacuum \
             leaves the space in the file, where later imports reuse it). An import or a sync upgrades an archive \
             too but leaves that space in the file: --vacuum gives it back then. Running it on an up-to-date \
             archive changes nothing.
