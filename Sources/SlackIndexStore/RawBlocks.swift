@@ -33,9 +33,24 @@ package struct RawLocation: Sendable, Equatable {
 /// paid on the import's reader thread. Blocks hold at most `capacity` bytes of JSON so that reading one message
 /// inflates at most ~32 KB (~0.1 ms); a history page of 50 touches one to three blocks.
 ///
-/// Stored form: 4 bytes of inflated length (little-endian), then a zlib stream (RFC 1950; written and read by
-/// libdeflate since 2026-11-26, by zlib before: either reads the other's).
+/// Stored form: 3 bytes of inflated length (little-endian) and a byte of `Format`, then a zlib stream (RFC 1950;
+/// written and read by libdeflate since 2026-11-26, by zlib before: either reads the other's).
 package enum RawBlocks {
+    /// What a block's members may hold: the stored form's fourth byte (blocks written before slices have 0 there,
+    /// the top byte of a 4-byte length that never reached 16 MB).
+    enum Format: UInt8 {
+        /// Markers for the fields the row repeats (`RawElision.Marker`).
+        case fields = 0
+        /// Those, and slices of the text (`RawElision`): every block written since 2026-11-26.
+        case slices = 1
+    }
+
+    /// A block's JSON text and how its members are to be read.
+    struct Inflated: Equatable {
+        var bytes: [UInt8]
+        var format: Format
+    }
+
     /// Most bytes of JSON in one block; a message larger than this, or empty, stays unpacked (stored as it is).
     static let capacity = 32 * 1024
     /// The largest inflated block accepted when reading (a damaged length field must not allocate gigabytes).
@@ -137,11 +152,11 @@ package enum RawBlocks {
     /// The block's JSON text: nil when the stored bytes are not a block this code wrote (damaged archive).
     ///
     /// The length field must match what the stream inflates to, and the stream's Adler-32 must match its bytes.
-    static func inflate(_ stored: [UInt8]) -> [UInt8]? {
-        guard stored.count >= 4 else { return nil }
-        let size = Int(stored[0]) | Int(stored[1]) << 8 | Int(stored[2]) << 16 | Int(stored[3]) << 24
+    static func inflate(_ stored: [UInt8]) -> Inflated? {
+        guard stored.count >= 4, let format = Format(rawValue: stored[3]) else { return nil }
+        let size = Int(stored[0]) | Int(stored[1]) << 8 | Int(stored[2]) << 16
         guard size > 0, size <= maximumInflated else { return nil }
-        return DeflateCoders.decompressors.with { decompressor -> [UInt8]? in
+        return DeflateCoders.decompressors.with { decompressor -> Inflated? in
             guard let decompressor else { return nil }
             var output = [UInt8](repeating: 0, count: size)
             let result = stored.withUnsafeBufferPointer { input in
@@ -152,7 +167,7 @@ package enum RawBlocks {
                         decompressor, base + 4, input.count - 4, out.baseAddress, size, nil)
                 }
             }
-            return result == LIBDEFLATE_SUCCESS ? output : nil
+            return result == LIBDEFLATE_SUCCESS ? Inflated(bytes: output, format: format) : nil
         }
     }
 
@@ -164,15 +179,15 @@ package enum RawBlocks {
         return text[location.offset..<(location.offset + location.length)]
     }
 
-    /// One message's JSON from its block's text, the fields its row repeats put back; nil when the location lies
-    /// outside the block or the member names a field the row lacks.
-    static func slice(_ text: [UInt8], _ location: RawLocation, fields: RepeatedFields? = nil) -> String? {
-        guard let member = member(text, location) else { return nil }
+    /// One message's JSON from its block, the fields its row repeats put back; nil when the location lies outside the
+    /// block or the member names a field the row lacks or a slice outside its text.
+    static func slice(_ block: Inflated, _ location: RawLocation, fields: RepeatedFields? = nil) -> String? {
+        guard let member = member(block.bytes, location) else { return nil }
         guard let fields else { return String(decoding: member, as: UTF8.self) }
-        return RawElision.restore(member, fields)
+        return RawElision.restore(member, fields, slices: block.format == .slices)
     }
 
-    /// The stored form of `text`: its length, then a zlib stream at libdeflate's level 1.
+    /// The stored form of `text`: its length and `Format.slices`, then a zlib stream at libdeflate's level 1.
     ///
     /// libdeflate's level 1 (its window is always 32 KB: a block fits) instead of zlib's level 1 with a stream per
     /// block: the 1M export's 96,298 blocks (402 MB of JSON) took 8.4–10.5 s to deflate with zlib and 2.4–3.1 s with
@@ -187,7 +202,7 @@ package enum RawBlocks {
         scratch[0] = UInt8(truncatingIfNeeded: count)
         scratch[1] = UInt8(truncatingIfNeeded: count >> 8)
         scratch[2] = UInt8(truncatingIfNeeded: count >> 16)
-        scratch[3] = UInt8(truncatingIfNeeded: count >> 24)
+        scratch[3] = Format.slices.rawValue
         let written = text.withUnsafeBufferPointer { input in
             scratch.withUnsafeMutableBufferPointer { out in
                 guard let base = out.baseAddress else { return 0 }
@@ -209,7 +224,7 @@ package struct ArchiveDamage: Error, CustomStringConvertible {
 /// Reads messages' JSON, inline or packed, inflating each block once per reader (a page's messages share blocks).
 struct RawBlockReader {
     private var cachedID: Int64?
-    private var cachedText: [UInt8] = []
+    private var cachedBlock = RawBlocks.Inflated(bytes: [], format: .fields)
 
     /// The JSON of a row with columns `raw`, `raw_block` and `raw_at`, and the fields it repeats (`text`, `ts`,
     /// `user_id`, `thread_ts`).
@@ -226,13 +241,13 @@ struct RawBlockReader {
             guard let stored = try Data.fetchOne(statement, arguments: [block]) else {
                 throw ArchiveDamage(description: "block \(block) of stored message JSON is missing")
             }
-            guard let text = RawBlocks.inflate([UInt8](stored)) else {
+            guard let inflated = RawBlocks.inflate([UInt8](stored)) else {
                 throw ArchiveDamage(description: "block \(block) of stored message JSON is damaged")
             }
             cachedID = block
-            cachedText = text
+            cachedBlock = inflated
         }
-        guard let json = RawBlocks.slice(cachedText, location, fields: fields) else {
+        guard let json = RawBlocks.slice(cachedBlock, location, fields: fields) else {
             throw ArchiveDamage(
                 description: "a message's stored JSON lies outside its block \(block), or names a field its row lacks")
         }

@@ -37,7 +37,7 @@ import Testing
         #expect(blocks.dropFirst().allSatisfy { $0.capacity <= $0.count + 512 })
         for text in inflated {
             let text = try #require(text)
-            #expect(text.count <= RawBlocks.capacity)
+            #expect(text.bytes.count <= RawBlocks.capacity && text.format == .slices)
         }
         for (raw, location) in zip(raws, locations) {
             guard let location else {
@@ -106,19 +106,21 @@ import Testing
         let count = UInt32(text.count)
         let lengthField = (0..<4).map { UInt8(truncatingIfNeeded: count >> (8 * $0)) }
         let stored = lengthField + compressed.prefix(Int(compressedCount))
-        #expect(RawBlocks.inflate(stored) == text)
+        #expect(RawBlocks.inflate(stored) == RawBlocks.Inflated(bytes: text, format: .fields))
 
         var blocks: [[UInt8]] = []
         let locations = RawBlocks.pack(raws, into: &blocks)
         #expect(locations.allSatisfy { $0 != nil })
         for block in blocks {
-            let size = Int(block[0]) | Int(block[1]) << 8 | Int(block[2]) << 16 | Int(block[3]) << 24
+            // Three bytes of length, then the format.
+            let size = Int(block[0]) | Int(block[1]) << 8 | Int(block[2]) << 16
+            #expect(block[3] == RawBlocks.Format.slices.rawValue)
             var inflated = [UInt8](repeating: 0, count: size)
             var inflatedCount = uLongf(size)
             let body = Array(block.dropFirst(4))
             #expect(uncompress(&inflated, &inflatedCount, body, uLong(body.count)) == Z_OK)
             #expect(Int(inflatedCount) == size)
-            #expect(RawBlocks.inflate(block) == inflated)
+            #expect(RawBlocks.inflate(block) == RawBlocks.Inflated(bytes: inflated, format: .slices))
         }
     }
 
@@ -138,18 +140,19 @@ import Testing
             // The stream's Adler-32 refuses a changed stream; a changed byte must never pass as other text.
             if let text = RawBlocks.inflate(damaged) { #expect(text == RawBlocks.inflate(block)) }
         }
-        #expect(RawBlocks.inflate([0xFF, 0xFF, 0xFF, 0x7F] + block.dropFirst(4)) == nil, "a 2 GB length is refused")
+        #expect(RawBlocks.inflate([0xFF, 0xFF, 0xFF, 0x7F] + block.dropFirst(4)) == nil, "an unknown format is refused")
+        #expect(RawBlocks.inflate(Array(block.prefix(3)) + [2] + block.dropFirst(4)) == nil)
         #expect(RawBlocks.inflate([0, 0, 0, 0] + block.dropFirst(4)) == nil)
         // The length field must be what the stream inflates to: one byte more or less is refused.
-        let size = UInt32(block[0]) | UInt32(block[1]) << 8 | UInt32(block[2]) << 16 | UInt32(block[3]) << 24
+        let size = UInt32(block[0]) | UInt32(block[1]) << 8 | UInt32(block[2]) << 16
         for wrong in [size - 1, size + 1] {
-            let field = (0..<4).map { UInt8(truncatingIfNeeded: wrong >> (8 * $0)) }
+            let field = (0..<3).map { UInt8(truncatingIfNeeded: wrong >> (8 * $0)) } + [block[3]]
             #expect(RawBlocks.inflate(field + block.dropFirst(4)) == nil, "length \(wrong) for \(size) bytes")
         }
         let text = try #require(RawBlocks.inflate(block))
         let first = try #require(locations.first ?? nil)
-        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: text.count, length: 1)) == nil)
-        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: first.offset, length: text.count + 1)) == nil)
+        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: text.bytes.count, length: 1)) == nil)
+        #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: first.offset, length: text.bytes.count + 1)) == nil)
         #expect(RawBlocks.slice(text, RawLocation(block: 0, offset: -1, length: 1)) == nil)
         #expect(RawLocation(block: 0, packed: 5) == nil)
         #expect(RawLocation(block: 3, packed: -1) == nil)

@@ -1,0 +1,148 @@
+import CSlackZlib
+import Foundation
+import GRDB
+import Testing
+
+@_spi(Benchmarks) @testable import SlackIndex
+@_spi(Benchmarks) @testable import SlackIndexStore
+
+/// Blocks written before text slices are packed again by `upgrade` (`RawRepacking`): every message reads the same
+/// before, half way and after; the old blocks go; a damaged one stays with the rows that point at it.
+@Suite struct RawRepackingTests {
+    /// The sample archive with its blocks rewritten as blocks of the old format (`RawBlocks.Format.fields`): each
+    /// block's members whole (as the first packed archives stored them), deflated by zlib, a 4-byte length whose top
+    /// byte is 0. One message's JSON holds a byte that reads as a slice's marker in a new block (an old block could
+    /// hold it); one row points outside its block (damage).
+    static func oldArchive() throws -> (path: String, damagedID: Int64, oddID: Int64) {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("old-blocks.sqlite").path
+        let archive = try Archive(path: path)
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        let rows = try archive.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, raw_block FROM message WHERE raw_block IS NOT NULL ORDER BY id")
+        }
+        let ids: [Int64] = rows.map { $0["id"] }
+        var jsons: [Int64: String] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            for (id, message) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+                jsons[id] = message.json
+            }
+        }
+        let oddID = ids[ids.count / 2]
+        jsons[oddID] = try #require(jsons[oddID]).replacingOccurrences(of: "\"type\":\"", with: "\"type\":\"\u{E}")
+        let damagedID = ids[ids.count * 2 / 3]
+        var byBlock: [Int64: [Int64]] = [:]
+        for row in rows { byBlock[row["raw_block"], default: []].append(row["id"]) }
+        try archive.pool.write { db in
+            try db.execute(sql: "DELETE FROM raw_block")
+            for (_, members) in byBlock.sorted(by: { $0.key < $1.key }) {
+                var text: [UInt8] = []
+                var locations: [(id: Int64, at: Int64)] = []
+                for id in members {
+                    let json = Array((jsons[id] ?? "").utf8)
+                    let location = RawLocation(block: 0, offset: text.count, length: json.count)
+                    locations.append((id, id == damagedID ? Int64(Int32.max) << 32 : location.packed))
+                    text += json
+                }
+                try db.execute(sql: "INSERT INTO raw_block (data) VALUES (?)", arguments: [Data(Self.oldBlock(text))])
+                let block = db.lastInsertedRowID
+                for (id, at) in locations {
+                    try db.execute(
+                        sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?", arguments: [block, at, id])
+                }
+            }
+        }
+        return (path, damagedID, oddID)
+    }
+
+    /// The stored form of a block before text slices: 4 bytes of length, then zlib at level 1.
+    static func oldBlock(_ text: [UInt8]) -> [UInt8] {
+        var compressed = [UInt8](repeating: 0, count: Int(compressBound(uLong(text.count))))
+        var count = uLongf(compressed.count)
+        guard compress2(&compressed, &count, text, uLong(text.count), 1) == Z_OK else { return [] }
+        let length = UInt32(text.count)
+        return (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * $0)) } + compressed.prefix(Int(count))
+    }
+
+    /// Every message's JSON but the damaged one's, by id.
+    static func jsons(_ archive: Archive, except damaged: Int64) throws -> [Int64: String] {
+        let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message ORDER BY id") }
+            .filter { $0 != damaged }
+        var out: [Int64: String] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            for (id, message) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+                out[id] = message.json
+            }
+        }
+        return out
+    }
+
+    static func blockCounts(_ pool: DatabasePool) throws -> (old: Int, new: Int) {
+        try pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_block WHERE substr(data, 4, 1) = x'00'") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_block WHERE substr(data, 4, 1) = x'01'") ?? -1
+            )
+        }
+    }
+
+    @Test func oldBlocksAreRepackedAndReadTheSame() throws {
+        let (path, damagedID, oddID) = try Self.oldArchive()
+        let archive = try Archive(path: path)
+        let before = try Self.jsons(archive, except: damagedID)
+        #expect(before.count > 2_900)
+        #expect(before[oddID]?.contains("\u{E}") == true)
+        let packedRows = try archive.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM message WHERE raw_block IS NOT NULL") ?? 0
+        }
+        let (oldBlocks, newBlocks) = try Self.blockCounts(archive.pool)
+        #expect(oldBlocks > 200 && newBlocks == 0)
+
+        // Two transactions of 500 rows, then a stop: read the same, the old blocks all still there.
+        let half = try #require(try RawRepacking.repack(archive.pool, rowsPerTransaction: 500, transactions: 2))
+        #expect(half.messages > 0 && half.messages + half.unreadable == 1_000)
+        #expect(try Self.blockCounts(archive.pool).old == oldBlocks)
+        #expect(try Self.blockCounts(archive.pool).new > 0)
+        #expect(try Self.jsons(archive, except: damagedID) == before)
+
+        // The rest: everything reads the same; only the damaged row's block is left in the old format.
+        var reports: [(Int, Int)] = []
+        let rest = try #require(
+            try RawRepacking.repack(archive.pool, rowsPerTransaction: 500) { reports.append(($0, $1)) })
+        #expect(rest.unreadable == 1)
+        #expect(half.messages + rest.messages == packedRows - 1)
+        #expect(try Self.jsons(archive, except: damagedID) == before)
+        #expect(try Self.blockCounts(archive.pool).old == 1)
+        #expect(rest.bytesAfter < half.bytesBefore * 85 / 100, "\(half.bytesBefore) → \(rest.bytesAfter)")
+        #expect(reports.count >= 3 && reports.last?.0 == reports.last?.1 && reports.last?.1 ?? 0 > 1_000)
+        let (oddInline, damagedBlock) = try archive.pool.read { db in
+            (
+                try String.fetchOne(db, sql: "SELECT raw FROM message WHERE id = ? AND raw_block IS NULL",
+                    arguments: [oddID]),
+                try Int64.fetchOne(db, sql: "SELECT raw_block FROM message WHERE id = ?", arguments: [damagedID])
+            )
+        }
+        #expect(oddInline == before[oddID], "a member holding a slice marker's byte goes inline")
+        #expect(try archive.pool.read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT substr(data, 4, 1) = x'00' FROM raw_block WHERE id = ?", arguments: [damagedBlock])
+        } == true)
+
+        // Again: nothing moves but the damaged row is reported again; an archive without old blocks has nothing.
+        let again = try #require(try RawRepacking.repack(archive.pool))
+        #expect(again.messages == 0 && again.unreadable == 1)
+        let fresh = try TestSupport.makeArchive()
+        _ = try Importer(archive: fresh).importExport(at: TestSupport.sampleZip)
+        #expect(try RawRepacking.repack(fresh.pool) == nil)
+    }
+
+    /// `upgrade` repacks, says so, gives the space back and exits 2 for the message it could not read.
+    @Test func upgradeRepacksAndReportsTheDamagedMessage() throws {
+        let (path, _, _) = try Self.oldArchive()
+        let run = try CLITests.run(["--db", path, "upgrade"])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("Repacked the stored JSON of "), "\(run.stderr)")
+        #expect(run.stderr.contains("1 message(s) were left as they were"), "\(run.stderr)")
+        #expect(run.stdout.contains("is up to date ("), "\(run.stdout)")
+        #expect(try Self.blockCounts(Archive(path: path).pool).old == 1)
+    }
+}
