@@ -2,6 +2,7 @@ import Benchmark
 import BenchmarkSupport
 import Foundation
 import SlackIndex
+@_spi(Benchmarks) import SlackIndexStore
 
 /// Messages in the generated exports (zip, seed `Fixtures.seed`): a small one for throughput, a larger one whose
 /// peak memory shows memory that grows with the export (the 20k import's peak is mostly fixed costs).
@@ -12,9 +13,13 @@ private let large = 200_000
 private let messagesPerSecond = BenchmarkMetric.custom(
     "Messages / s", polarity: .prefersLarger, useScalingFactor: false)
 
+/// The archive's bytes after the import (its pages: the same for the same export and version, so a small tolerance
+/// catches a format that stores more).
+private let archiveBytes = BenchmarkMetric.custom("Archive bytes", polarity: .prefersSmaller, useScalingFactor: false)
+
 let benchmarks: @Sendable () -> Void = {
     let metrics: [BenchmarkMetric] = [
-        .wallClock, .throughput, .mallocCountTotal, .peakMemoryResident, messagesPerSecond,
+        .wallClock, .throughput, .mallocCountTotal, .peakMemoryResident, messagesPerSecond, archiveBytes,
     ]
     Benchmark.defaultConfiguration = .init(
         metrics: metrics,
@@ -25,6 +30,7 @@ let benchmarks: @Sendable () -> Void = {
         thresholds: Tolerance.standard(for: metrics).merging([
             .throughput: BenchmarkThresholds(absolute: [.p90: 1]),
             messagesPerSecond: BenchmarkThresholds(relative: [.p90: 35]),
+            archiveBytes: BenchmarkThresholds(relative: [.p90: 2]),
         ]) { $1 }
     )
 
@@ -59,6 +65,7 @@ private func importBenchmark(_ name: String, messages: Int, iterations: Int) {
             let elapsed = start.duration(to: .now)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             benchmark.measurement(messagesPerSecond, Int((Double(imported) / max(seconds, 1e-9)).rounded()))
+            if let archive = archives.first { benchmark.measurement(archiveBytes, Int(try archive.fileBytes())) }
         }
     }
 }
