@@ -249,7 +249,8 @@ struct RawBlockReader {
         }
         guard let json = RawBlocks.slice(cachedBlock, location, fields: fields) else {
             throw ArchiveDamage(
-                description: "a message's stored JSON lies outside its block \(block), or names a field its row lacks")
+                description: "a message's stored JSON lies outside its block \(block), or names a field its row lacks "
+                    + "or a slice outside its text")
         }
         return json
     }

@@ -358,11 +358,13 @@ enum RawElision {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The decimal number at `index` (9 digits at most: a block holds less), `index` moved past it; nil if none.
+    /// The decimal number at `index`, `index` moved past it; nil without a digit or with more than 9 (a block holds
+    /// less: damage, not a number to read in part).
     private static func readDecimal(_ bytes: ArraySlice<UInt8>, at index: inout Int) -> Int? {
         var value = 0
         var digits = 0
-        while index < bytes.endIndex, bytes[index] &- UInt8(ascii: "0") < 10, digits < 9 {
+        while index < bytes.endIndex, bytes[index] &- UInt8(ascii: "0") < 10 {
+            guard digits < 9 else { return nil }
             value = value * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
             digits += 1
             index += 1

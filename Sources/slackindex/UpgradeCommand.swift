@@ -48,7 +48,8 @@ struct UpgradeCommand: ParsableCommand {
         let sizeBefore = Self.fileSize(path)
         let archive = try global.openExistingArchive(vacuumHint: false)
         let repacked = try repack(archive)
-        let upgraded = archive.upgradedOnOpen || repacked != nil
+        // A damaged message left in an old block is found again by every run: only moving some counts as upgrading.
+        let upgraded = archive.upgradedOnOpen || (repacked?.messages ?? 0) > 0
         if (upgraded || vacuum) && !noVacuum {
             Output.error(
                 upgraded
@@ -83,9 +84,11 @@ struct UpgradeCommand: ParsableCommand {
         }
         if Output.stderrIsTTY { Output.errorRaw("\r\u{1B}[K") }
         if let summary {
-            Output.error(
-                "Repacked the stored JSON of \(Output.count(summary.messages)) message(s): "
-                    + "\(Output.bytes(summary.bytesBefore)) → \(Output.bytes(summary.bytesAfter)) of blocks.")
+            if summary.messages > 0 {
+                Output.error(
+                    "Repacked the stored JSON of \(Output.count(summary.messages)) message(s): "
+                        + "\(Output.bytes(summary.bytesBefore)) → \(Output.bytes(summary.bytesAfter)) of blocks.")
+            }
             if summary.unreadable > 0 {
                 Output.error(
                     "\(Output.count(summary.unreadable)) message(s) were left as they were: their stored JSON could "

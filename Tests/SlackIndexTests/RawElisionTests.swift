@@ -79,7 +79,7 @@ import Testing
         #expect(restore("[\"\u{10}6,5\"]") == "[\"there\"]")
         #expect(restore("[\"\u{10}0,18\"]") == "[\"hello there, world\"]")
         for damaged in ["\u{10}0,19", "\u{10}19,0", "\u{10}6", "\u{10}6,", "\u{10},5", "\u{10}", "\u{10}6;5",
-            "\u{10}99999999999,1"] {
+            "\u{10}99999999999,1", "\u{10}0,0000000005"] {
             #expect(restore("[\"" + damaged + "\"]") == nil, "\(damaged.debugDescription)")
         }
         let old = "[\"\u{10}6,5\u{E}\"]"

@@ -11,14 +11,17 @@ import Testing
 @Suite struct RawRepackingTests {
     /// The sample archive with its blocks rewritten as blocks of the old format (`RawBlocks.Format.fields`): each
     /// block's members whole (as the first packed archives stored them), deflated by zlib, a 4-byte length whose top
-    /// byte is 0. One message's JSON holds a byte that reads as a slice's marker in a new block (an old block could
-    /// hold it); one row points outside its block (damage).
-    static func oldArchive() throws -> (path: String, damagedID: Int64, oddID: Int64) {
+    /// byte is 0; in every other block `"ts"` and `"user"` are markers (1–7) as the blocks before slices had them. One
+    /// message's JSON holds a byte that reads as a slice's marker in a new block (an old block could hold it); one row
+    /// points outside its block and one has no location (damage).
+    static func oldArchive() throws -> (path: String, damaged: Set<Int64>, oddID: Int64) {
         let path = TestSupport.temporaryDirectory().appendingPathComponent("old-blocks.sqlite").path
         let archive = try Archive(path: path)
         _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
         let rows = try archive.pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, raw_block FROM message WHERE raw_block IS NOT NULL ORDER BY id")
+            try Row.fetchAll(
+                db,
+                sql: "SELECT id, raw_block, ts, user_id FROM message WHERE raw_block IS NOT NULL ORDER BY id")
         }
         let ids: [Int64] = rows.map { $0["id"] }
         var jsons: [Int64: String] = [:]
@@ -30,17 +33,26 @@ import Testing
         let oddID = ids[ids.count / 2]
         jsons[oddID] = try #require(jsons[oddID]).replacingOccurrences(of: "\"type\":\"", with: "\"type\":\"\u{E}")
         let damagedID = ids[ids.count * 2 / 3]
+        let noLocationID = ids[ids.count * 2 / 3 + 1]
         var byBlock: [Int64: [Int64]] = [:]
-        for row in rows { byBlock[row["raw_block"], default: []].append(row["id"]) }
+        var fields: [Int64: RepeatedFields] = [:]
+        for row in rows {
+            byBlock[row["raw_block"], default: []].append(row["id"])
+            fields[row["id"]] = RepeatedFields(text: "", ts: row["ts"], userID: row["user_id"], threadTS: nil)
+        }
         try archive.pool.write { db in
             try db.execute(sql: "DELETE FROM raw_block")
-            for (_, members) in byBlock.sorted(by: { $0.key < $1.key }) {
+            for (block, members) in byBlock.sorted(by: { $0.key < $1.key }) {
                 var text: [UInt8] = []
-                var locations: [(id: Int64, at: Int64)] = []
+                var locations: [(id: Int64, at: Int64?)] = []
                 for id in members {
-                    let json = Array((jsons[id] ?? "").utf8)
+                    var json = Array((jsons[id] ?? "").utf8)
+                    if block % 2 == 0, let fields = fields[id] {
+                        json = Self.markers(json, fields)
+                    }
                     let location = RawLocation(block: 0, offset: text.count, length: json.count)
-                    locations.append((id, id == damagedID ? Int64(Int32.max) << 32 : location.packed))
+                    let at = id == damagedID ? Int64(Int32.max) << 32 : id == noLocationID ? nil : location.packed
+                    locations.append((id, at))
                     text += json
                 }
                 try db.execute(sql: "INSERT INTO raw_block (data) VALUES (?)", arguments: [Data(Self.oldBlock(text))])
@@ -51,7 +63,19 @@ import Testing
                 }
             }
         }
-        return (path, damagedID, oddID)
+        return (path, [damagedID, noLocationID], oddID)
+    }
+
+    /// `json` with its `"ts"` and `"user"` members replaced by their markers, as blocks before slices held them.
+    static func markers(_ json: [UInt8], _ fields: RepeatedFields) -> [UInt8] {
+        var json = json
+        for marker in [RawElision.Marker.ts, .user] {
+            guard let literal = RawElision.literal(marker, fields),
+                let start = json.withUnsafeBytes({ RawElision.firstIndex(of: literal, in: $0) })
+            else { continue }
+            json.replaceSubrange(start..<(start + literal.count), with: [marker.rawValue])
+        }
+        return json
     }
 
     /// The stored form of a block before text slices: 4 bytes of length, then zlib at level 1.
@@ -63,10 +87,10 @@ import Testing
         return (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * $0)) } + compressed.prefix(Int(count))
     }
 
-    /// Every message's JSON but the damaged one's, by id.
-    static func jsons(_ archive: Archive, except damaged: Int64) throws -> [Int64: String] {
+    /// Every message's JSON but the damaged ones', by id.
+    static func jsons(_ archive: Archive, except damaged: Set<Int64>) throws -> [Int64: String] {
         let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message ORDER BY id") }
-            .filter { $0 != damaged }
+            .filter { !damaged.contains($0) }
         var out: [Int64: String] = [:]
         for start in stride(from: 0, to: ids.count, by: 500) {
             for (id, message) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
@@ -86,9 +110,9 @@ import Testing
     }
 
     @Test func oldBlocksAreRepackedAndReadTheSame() throws {
-        let (path, damagedID, oddID) = try Self.oldArchive()
+        let (path, damaged, oddID) = try Self.oldArchive()
         let archive = try Archive(path: path)
-        let before = try Self.jsons(archive, except: damagedID)
+        let before = try Self.jsons(archive, except: damaged)
         #expect(before.count > 2_900)
         #expect(before[oddID]?.contains("\u{E}") == true)
         let packedRows = try archive.pool.read { db in
@@ -102,47 +126,58 @@ import Testing
         #expect(half.messages > 0 && half.messages + half.unreadable == 1_000)
         #expect(try Self.blockCounts(archive.pool).old == oldBlocks)
         #expect(try Self.blockCounts(archive.pool).new > 0)
-        #expect(try Self.jsons(archive, except: damagedID) == before)
+        #expect(try Self.jsons(archive, except: damaged) == before)
 
-        // The rest: everything reads the same; only the damaged row's block is left in the old format.
+        // The rest: everything reads the same; only the damaged rows' blocks are left in the old format.
         var reports: [(Int, Int)] = []
         let rest = try #require(
             try RawRepacking.repack(archive.pool, rowsPerTransaction: 500) { reports.append(($0, $1)) })
-        #expect(rest.unreadable == 1)
-        #expect(half.messages + rest.messages == packedRows - 1)
-        #expect(try Self.jsons(archive, except: damagedID) == before)
-        #expect(try Self.blockCounts(archive.pool).old == 1)
+        #expect(rest.unreadable == 2)
+        #expect(half.messages + rest.messages == packedRows - 2)
+        #expect(try Self.jsons(archive, except: damaged) == before)
+        let damagedBlocks = try archive.pool.read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT DISTINCT raw_block FROM message WHERE id IN (?, ?)",
+                arguments: StatementArguments(Array(damaged)))
+        }
+        #expect(try Self.blockCounts(archive.pool).old == damagedBlocks.count)
         #expect(rest.bytesAfter < half.bytesBefore * 85 / 100, "\(half.bytesBefore) → \(rest.bytesAfter)")
         #expect(reports.count >= 3 && reports.last?.0 == reports.last?.1 && reports.last?.1 ?? 0 > 1_000)
-        let (oddInline, damagedBlock) = try archive.pool.read { db in
-            (
-                try String.fetchOne(db, sql: "SELECT raw FROM message WHERE id = ? AND raw_block IS NULL",
-                    arguments: [oddID]),
-                try Int64.fetchOne(db, sql: "SELECT raw_block FROM message WHERE id = ?", arguments: [damagedID])
-            )
+        let oddInline = try archive.pool.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT raw FROM message WHERE id = ? AND raw_block IS NULL", arguments: [oddID])
         }
         #expect(oddInline == before[oddID], "a member holding a slice marker's byte goes inline")
-        #expect(try archive.pool.read { db in
-            try Bool.fetchOne(
-                db, sql: "SELECT substr(data, 4, 1) = x'00' FROM raw_block WHERE id = ?", arguments: [damagedBlock])
-        } == true)
+        for block in damagedBlocks {
+            #expect(try archive.pool.read { db in
+                try Bool.fetchOne(
+                    db, sql: "SELECT substr(data, 4, 1) = x'00' FROM raw_block WHERE id = ?", arguments: [block])
+            } == true)
+        }
 
         // Again: nothing moves but the damaged row is reported again; an archive without old blocks has nothing.
         let again = try #require(try RawRepacking.repack(archive.pool))
-        #expect(again.messages == 0 && again.unreadable == 1)
+        #expect(again.messages == 0 && again.unreadable == 2)
         let fresh = try TestSupport.makeArchive()
         _ = try Importer(archive: fresh).importExport(at: TestSupport.sampleZip)
         #expect(try RawRepacking.repack(fresh.pool) == nil)
     }
 
-    /// `upgrade` repacks, says so, gives the space back and exits 2 for the message it could not read.
-    @Test func upgradeRepacksAndReportsTheDamagedMessage() throws {
-        let (path, _, _) = try Self.oldArchive()
+    /// `upgrade` repacks, says so, gives the space back and exits 2 for the messages it could not read; run again,
+    /// it reports them again but has nothing to move, so it does not rewrite the file.
+    @Test func upgradeRepacksAndReportsTheDamagedMessages() throws {
+        let (path, damaged, _) = try Self.oldArchive()
         let run = try CLITests.run(["--db", path, "upgrade"])
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stderr.contains("Repacked the stored JSON of "), "\(run.stderr)")
-        #expect(run.stderr.contains("1 message(s) were left as they were"), "\(run.stderr)")
+        #expect(run.stderr.contains("2 message(s) were left as they were"), "\(run.stderr)")
         #expect(run.stdout.contains("is up to date ("), "\(run.stdout)")
-        #expect(try Self.blockCounts(Archive(path: path).pool).old == 1)
+        #expect(try Self.blockCounts(Archive(path: path).pool).old >= 1)
+        let again = try CLITests.run(["--db", path, "upgrade"])
+        #expect(again.status == 2, "\(again.stderr)")
+        #expect(!again.stderr.contains("Repacked") && !again.stderr.contains("Upgraded"), "\(again.stderr)")
+        #expect(again.stderr.contains("2 message(s) were left as they were"), "\(again.stderr)")
+        #expect(again.stdout == "The archive at \(path) is up to date.\n", "\(again.stdout)")
+        #expect(damaged.count == 2)
     }
 }
