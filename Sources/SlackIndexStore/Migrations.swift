@@ -497,7 +497,6 @@ enum Migrations {
                     search_text = CASE WHEN search_text = text THEN '' ELSE search_text END
                 WHERE id = ?3
                 """)
-        let insert = try db.cachedStatement(sql: "INSERT INTO raw_block (data) VALUES (?)")
         // The rows still inline, by conversation and day, in ts order within each (ids are time-ordered).
         struct Day: Hashable {
             var conversation: Int64
@@ -518,11 +517,7 @@ enum Migrations {
                         text: row["text"], ts: row["ts"], userID: row["user_id"], threadTS: row["thread_ts"])
                     return (row["raw"] as String, fields)
                 }, into: &blocks)
-            var blockIDs: [Int64] = []
-            for block in blocks {
-                try insert.execute(arguments: [Data(block)])
-                blockIDs.append(db.lastInsertedRowID)
-            }
+            let blockIDs = try RawBlocks.store(blocks, in: db)
             for (row, location) in zip(run, locations) {
                 if let location { located[row["id"]] = (blockIDs[location.block], location.packed) }
             }

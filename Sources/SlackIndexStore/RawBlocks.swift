@@ -149,6 +149,17 @@ package enum RawBlocks {
         }
     }
 
+    /// Stores `blocks` as new `raw_block` rows, in order; returns their ids (the rows' `raw_block`). For rewrites of
+    /// stored rows (migration v12's packing, `upgrade`'s repacking); an import's writer numbers its batch's blocks
+    /// itself (`MessageWriter`).
+    static func store(_ blocks: [[UInt8]], in db: Database) throws -> [Int64] {
+        let insert = try db.cachedStatement(sql: "INSERT INTO raw_block (data) VALUES (?)")
+        return try blocks.map { block in
+            try insert.execute(arguments: [Data(block)])
+            return db.lastInsertedRowID
+        }
+    }
+
     /// The block's JSON text: nil when the stored bytes are not a block this code wrote (damaged archive).
     ///
     /// The length field must match what the stream inflates to, and the stream's Adler-32 must match its bytes.

@@ -84,7 +84,6 @@ enum RawRepacking {
             arguments: [after, lastOld, limit])
         guard let last = rows.last else { return nil }
         let read = try db.cachedStatement(sql: "SELECT data FROM raw_block WHERE id = ?")
-        let insert = try db.cachedStatement(sql: "INSERT INTO raw_block (data) VALUES (?)")
         let update = try db.cachedStatement(sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?")
         // Each old block's rows in this piece, in id order (which is ts order within a block: one conversation's day).
         var groups: [Int64: [(id: Int64, json: String, fields: RepeatedFields)]] = [:]
@@ -121,11 +120,7 @@ enum RawRepacking {
             guard let members = groups[block] else { continue }
             var blocks: [[UInt8]] = []
             let locations = RawBlocks.pack(members.lazy.map { ($0.json, $0.fields) }, into: &blocks)
-            var blockIDs: [Int64] = []
-            for block in blocks {
-                try insert.execute(arguments: [Data(block)])
-                blockIDs.append(db.lastInsertedRowID)
-            }
+            let blockIDs = try RawBlocks.store(blocks, in: db)
             for (member, location) in zip(members, locations) {
                 // A member that stays unpacked now (it holds a byte that reads as a slice's marker) goes inline.
                 if let location {
