@@ -155,7 +155,10 @@ extension Archive {
             }
             messages.append(TimelineRows.message(raw, conversation: conversation, names: names))
         }
-        return direction == .before ? messages.reversed() : messages
+        // Reversed through the buffer, which moves the messages: `reversed()` copied them into a new array (~6% of
+        // a 50-message page's instructions), the array's own `reverse()` still cost ~4%.
+        if direction == .before { messages.withUnsafeMutableBufferPointer { $0.reverse() } }
+        return messages
     }
 
     /// A thread's parent row (by its ts), for `thread` commands and permalinks to replies.
@@ -271,8 +274,11 @@ extension Archive {
     ///
     /// - Complexity: O(1) when unchanged; O(users) after a change.
     func userNames(in db: Database) throws -> [String: String] {
-        let version =
-            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'users_version'") ?? ""
+        // Every page asks: a cached statement read through the C API. Prepared anew and read through GRDB's generic
+        // fetch, this took ~84,000 of a 50-message history page's ~860,000 instructions (callgrind, 1M messages);
+        // now ~15,000.
+        let statement = try db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'users_version'")
+        let version = try Self.firstText(of: statement.sqliteStatement, in: db) ?? ""
         if let cached = nameCache.withLock({ $0 }), cached.version == version { return cached.names }
         var names: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, handle, real_name, display_name FROM user") {
@@ -282,6 +288,19 @@ extension Archive {
         }
         nameCache.withLock { $0 = (version, names) }
         return names
+    }
+
+    /// The first column of the statement's first row as text (nil when there is no row or it is NULL).
+    private static func firstText(of statement: OpaquePointer, in db: Database) throws -> String? {
+        defer { sqlite3_reset(statement) }
+        let code = sqlite3_step(statement)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        guard let bytes = sqlite3_column_text(statement, 0) else { return nil }
+        return String(cString: bytes)
     }
 
     /// Records that users changed (call inside the writing transaction).

@@ -172,6 +172,29 @@ import Testing
         #expect(timeline.stats().hits == hitsBefore + 1)
     }
 
+    /// Pages name people as the archive names them now: after an import renames a user, the next page (the same
+    /// archive, its names cached by the users' version) shows the new name, oldest message first in both directions.
+    @Test func pagesShowAUsersNewNameAfterALaterImport() throws {
+        let day = #"""
+            [{"type":"message","user":"U1","text":"one","ts":"1700000000.000100"},
+             {"type":"message","user":"U1","text":"two","ts":"1700000001.000100"}]
+            """#
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
+        let general = try archive.conversation(named: "general")
+        func page(_ direction: Archive.PageDirection) throws -> [String] {
+            try archive.page(conversation: general, direction: direction, from: nil, limit: 50).map {
+                "\($0.user ?? "-"): \($0.text)"
+            }
+        }
+        #expect(try page(.before) == ["Ann Lee: one", "Ann Lee: two"])
+        #expect(try page(.after) == ["Ann Lee: one", "Ann Lee: two"])
+        let renamed = #"[{"id": "U1", "name": "ann", "real_name": "Ann Lee", "profile": {"display_name": "annie"}}]"#
+        _ = try Importer(archive: archive).importExport(
+            at: TestSupport.minimalExport(days: ["2023-11-14": day], extra: ["users.json": renamed]).path)
+        #expect(try page(.before) == ["annie: one", "annie: two"])
+    }
+
     @Test func evictionUnderATinyBudgetKeepsResultsCorrect() throws {
         let archive = try TestSupport.sampleArchive()
         let tiny = Timeline(archive: archive, maxPages: 2, maxBytes: 4_000)
