@@ -260,7 +260,7 @@ extension Archive {
         }
         let row = try Row.fetchOne(
             db, sql: "SELECT count, users FROM reaction WHERE message_id = ? AND name = ?", arguments: [id, name])
-        var users = (try? JSONDecoderCache.decode([String].self, from: row?["users"] ?? "[]")) ?? []
+        var users = JSONText.strings(row?["users"] ?? "[]") ?? []
         var count: Int = row?["count"] ?? 0
         if added {
             guard !users.contains(userID) else { return }

@@ -196,7 +196,7 @@ extension Archive {
                 if input.members.isEmpty,
                     let known = try String.fetchOne(
                         db, sql: "SELECT members FROM conversation WHERE slack_id = ?", arguments: [input.slackID]),
-                    let members = try? JSONDecoderCache.decode([String].self, from: known)
+                    let members = JSONText.strings(known)
                 {
                     input.members = members
                 }

@@ -25,7 +25,7 @@ enum ConversationColumns {
 
     static func conversation(_ row: Row) -> Conversation {
         let membersJSON: String = row["members"]
-        let members = (try? JSONDecoderCache.decode([String].self, from: membersJSON)) ?? []
+        let members = JSONText.strings(membersJSON) ?? []
         return Conversation(
             rowID: row["id"], id: row["slack_id"], kind: ConversationKind(rawValue: row["kind"]) ?? .channel,
             name: row["name"], topic: row["topic"], purpose: row["purpose"], isArchived: row["is_archived"],

@@ -453,7 +453,7 @@ extension Archive {
         try pool.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, members FROM conversation WHERE kind = 'dm'")
             return rows.compactMap { row -> Int64? in
-                let members = (try? JSONDecoderCache.decode([String].self, from: row["members"] as String)) ?? []
+                let members = JSONText.strings(row["members"] as String) ?? []
                 guard members.contains(other) else { return nil }
                 if let me, me != other, !members.contains(me) { return nil }
                 return row["id"]

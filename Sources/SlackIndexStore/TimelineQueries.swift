@@ -185,7 +185,7 @@ extension Archive {
                 db, sql: "SELECT message_id, name, count, users FROM reaction WHERE message_id IN \(list)",
                 arguments: StatementArguments(rowIDs))
             {
-                let users = (try? JSONDecoderCache.decode([String].self, from: row["users"] as String)) ?? []
+                let users = JSONText.strings(row["users"] as String) ?? []
                 out[row["message_id"], default: MessageDetails()].reactions.append(
                     StoredReaction(name: row["name"], count: row["count"], users: users))
             }
