@@ -193,7 +193,9 @@ extension Archive {
         return try pool.read { db in
             var out: [Int64: RawMessage] = [:]
             var blocks = RawBlockReader()
-            for row in try Row.fetchAll(
+            // A cursor, not `fetchAll`: GRDB's copied rows find a column by lowercasing every column's name, 4.4% of
+            // `serve`'s CPU on history pages (perf, 10M archive); a cursor's rows look the name up in a dictionary.
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT m.id, m.conversation_id, m.ts_key, m.raw, m.raw_block, m.raw_at,
@@ -207,7 +209,7 @@ extension Archive {
                         END AS latest_reply
                     FROM message m WHERE m.id IN \(list)
                     """, arguments: StatementArguments(ids))
-            {
+            while let row = try rows.next() {
                 let id: Int64 = row["id"]
                 let fields = RepeatedFields(
                     text: row["text"], ts: row["ts"], userID: row["user_id"], threadTS: row["thread_ts"])

@@ -324,8 +324,11 @@ enum RawElision {
         }
         var out: [UInt8] = []
         out.reserveCapacity(packed.count + fields.text.utf8.count * 2 + 64)
-        // The text as the slices' escaping writes it, made at the first slice (a member's slices share one).
+        // The text as the slices' escaping writes it, made at the first slice (a member's slices share one): copied
+        // from where the text's marker wrote it when the escaping is the same (escaping it again was 1.4% of `serve`'s
+        // CPU on history pages), escaped otherwise.
         var body: (escaping: Escaping, bytes: [UInt8])?
+        var written: (escaping: Escaping, range: Range<Int>)?
         var start = packed.startIndex
         var index = packed.startIndex
         while index < packed.endIndex {
@@ -337,7 +340,10 @@ enum RawElision {
             out.append(contentsOf: packed[start..<index])
             index += 1
             if let marker = Marker(rawValue: byte) {
+                let before = out.count
                 guard appendLiteral(marker, fields, to: &out) else { return nil }
+                // `"text":"` before the escaped text, `"` after it.
+                if let escaping = marker.escaping { written = (escaping, (before + 8)..<(out.count - 1)) }
             } else {
                 guard let escaping = Escaping(sliceMarker: byte), let offset = readDecimal(packed, at: &index),
                     index < packed.endIndex, packed[index] == UInt8(ascii: ",")
@@ -345,9 +351,13 @@ enum RawElision {
                 index += 1
                 guard let length = readDecimal(packed, at: &index) else { return nil }
                 if body?.escaping != escaping {
-                    var bytes: [UInt8] = []
-                    escape(fields.text, escaping, into: &bytes)
-                    body = (escaping, bytes)
+                    if let written, written.escaping == escaping {
+                        body = (escaping, Array(out[written.range]))
+                    } else {
+                        var bytes: [UInt8] = []
+                        escape(fields.text, escaping, into: &bytes)
+                        body = (escaping, bytes)
+                    }
                 }
                 guard let text = body?.bytes, offset <= text.count, length <= text.count - offset else { return nil }
                 out.append(contentsOf: text[offset..<(offset + length)])

@@ -181,21 +181,22 @@ extension Archive {
         return try pool.read { db in
             var out: [Int64: MessageDetails] = [:]
             let list = "(" + rowIDs.map { _ in "?" }.joined(separator: ",") + ")"
-            for row in try Row.fetchAll(
+            // Cursors, not `fetchAll`: a copied row finds a column by lowercasing every column's name (`rawMessages`).
+            let reactions = try Row.fetchCursor(
                 db, sql: "SELECT message_id, name, count, users FROM reaction WHERE message_id IN \(list)",
                 arguments: StatementArguments(rowIDs))
-            {
+            while let row = try reactions.next() {
                 let users = JSONText.strings(row["users"] as String) ?? []
                 out[row["message_id"], default: MessageDetails()].reactions.append(
                     StoredReaction(name: row["name"], count: row["count"], users: users))
             }
-            for row in try Row.fetchAll(
+            let files = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT message_id, file_id, name, title, mimetype, size, mode, url_private, permalink
                     FROM file WHERE message_id IN \(list) ORDER BY message_id, position
                     """, arguments: StatementArguments(rowIDs))
-            {
+            while let row = try files.next() {
                 out[row["message_id"], default: MessageDetails()].files.append(
                     StoredFile(
                         id: row["file_id"], name: row["name"], title: row["title"], mimetype: row["mimetype"],

@@ -82,6 +82,13 @@ import Testing
             "\u{10}99999999999,1", "\u{10}0,0000000005"] {
             #expect(restore("[\"" + damaged + "\"]") == nil, "\(damaged.debugDescription)")
         }
+        // After the text's own marker (plain escaping, as the slices): the same answers.
+        #expect(restore("{\u{3},\"x\":\"\u{10}6,5\"}") == #"{"text":"hello there, world","x":"there"}"#)
+        #expect(restore("{\u{3},\"x\":\"\u{10}6,5\",\"y\":\"\u{10}0,19\"}") == nil)
+        let quoted = RepeatedFields(text: #"say "hi" now"#, ts: "1.2", userID: nil, threadTS: nil)
+        #expect(
+            RawElision.restore(Array("{\u{3},\"x\":\"\u{10}4,6\"}".utf8)[...], quoted, slices: true)
+                == #"{"text":"say \"hi\" now","x":"\"hi\""}"#)
         let old = "[\"\u{10}6,5\u{E}\"]"
         #expect(restore(old, slices: false) == old)
         // Keys and strings no longer than their slice stay as they are.
