@@ -285,12 +285,14 @@ extension Archive {
         guard !ids.isEmpty else { return [] }
         return try pool.read { db in
             let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
-            let rows = try Row.fetchAll(
+            // Cursors, not `fetchAll`, for rows read by name: a copied row finds a column by lowercasing every
+            // column's name (see `rawMessages`).
+            let rows = try Row.fetchCursor(
                 db,
                 sql: "SELECT \(MessageRows.columns) FROM message m \(MessageRows.joins) WHERE m.id IN \(list)",
                 arguments: StatementArguments(ids.map(\.0)))
             var byID: [Int64: Message] = [:]
-            for row in rows {
+            while let row = try rows.next() {
                 let message = MessageRows.message(row)
                 byID[message.rowID] = message
             }
@@ -323,7 +325,7 @@ extension Archive {
         arguments += filterArguments
         arguments += [limit]
         return try pool.read { db in
-            let rows = try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT \(MessageRows.columns)
@@ -333,7 +335,7 @@ extension Archive {
                     ORDER BY \(orderBy)
                     LIMIT ?
                     """, arguments: arguments)
-            return rows.map { MessageRows.message($0) }
+            return try Array(rows.map { MessageRows.message($0) })
         }
     }
 
