@@ -193,7 +193,7 @@ extension Archive {
         return try pool.read { db in
             var out: [Int64: RawMessage] = [:]
             var blocks = RawBlockReader()
-            // A cursor, not `fetchAll`: GRDB's copied rows find a column by lowercasing every column's name, 4.4% of
+            // A cursor, not `fetchAll`: GRDB's copied rows find a column by lowercasing every column's name, 4.6% of
             // `serve`'s CPU on history pages (perf, 10M archive); a cursor's rows look the name up in a dictionary.
             let rows = try Row.fetchCursor(
                 db,

@@ -121,9 +121,9 @@ enum RawElision {
                     _ = RawElision.appendLiteral(escaping.marker, fields, to: &literal)
                     if find(literal, escaping.marker, in: haystack) {
                         textEscaping = escaping
-                        // `"text":"` (8 bytes) and the closing quote around the escaped text.
+                        // `"text":"` and the closing quote around the escaped text.
                         textBody.removeAll(keepingCapacity: true)
-                        textBody.append(contentsOf: literal[8..<(literal.count - 1)])
+                        textBody.append(contentsOf: literal[RawElision.textKeyCount..<(literal.count - 1)])
                         break
                     }
                 }
@@ -343,7 +343,9 @@ enum RawElision {
                 let before = out.count
                 guard appendLiteral(marker, fields, to: &out) else { return nil }
                 // `"text":"` before the escaped text, `"` after it.
-                if let escaping = marker.escaping { written = (escaping, (before + 8)..<(out.count - 1)) }
+                if let escaping = marker.escaping {
+                    written = (escaping, (before + textKeyCount)..<(out.count - 1))
+                }
             } else {
                 guard let escaping = Escaping(sliceMarker: byte), let offset = readDecimal(packed, at: &index),
                     index < packed.endIndex, packed[index] == UInt8(ascii: ",")
@@ -367,6 +369,9 @@ enum RawElision {
         out.append(contentsOf: packed[start...])
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// The bytes of `"text":"`, which a text marker's literal starts with.
+    static let textKeyCount = #""text":""#.utf8.count
 
     /// The decimal number at `index`, `index` moved past it; nil without a digit or with more than 9 (a block holds
     /// less: damage, not a number to read in part).

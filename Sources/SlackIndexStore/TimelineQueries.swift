@@ -155,8 +155,8 @@ extension Archive {
             }
             messages.append(TimelineRows.message(raw, conversation: conversation, names: names))
         }
-        // Reversed through the buffer, which moves the messages: `reversed()` copied them into a new array (~6% of
-        // a 50-message page's instructions), the array's own `reverse()` still cost ~4%.
+        // Reversed in place through the buffer (no copy, no uniqueness check per swap): `reversed()` copied the
+        // messages into a new array (~6% of a 50-message page's instructions), the array's own `reverse()` ~4%.
         if direction == .before { messages.withUnsafeMutableBufferPointer { $0.reverse() } }
         return messages
     }
@@ -292,6 +292,9 @@ extension Archive {
     }
 
     /// The first column of the statement's first row as text (nil when there is no row or it is NULL).
+    ///
+    /// Stepped through the C API as `page` steps its rows: GRDB's statement observation and cancellation are
+    /// skipped on purpose (a read of one meta row, on every page).
     private static func firstText(of statement: OpaquePointer, in db: Database) throws -> String? {
         defer { sqlite3_reset(statement) }
         let code = sqlite3_step(statement)

@@ -16,6 +16,7 @@ import Testing
         // Pieces with escapes (quote, backslash, controls), UTF-8 of every length, a slash, spaces and commas.
         let pieces = [
             "U0", "W1ABC", "é", "日本", "🦊", "\"", "\\", "\n", "\t", "\u{1}", "/", " ", ",", "]", "[", "",
+            "\u{7F}", "\u{85}", "\u{2028}", "\u{FFFF}",
         ]
         for _ in 0..<3_000 {
             let strings = (0..<Int.random(in: 0...6, using: &rng)).map { _ in

@@ -89,6 +89,11 @@ import Testing
         #expect(
             RawElision.restore(Array("{\u{3},\"x\":\"\u{10}4,6\"}".utf8)[...], quoted, slices: true)
                 == #"{"text":"say \"hi\" now","x":"\"hi\""}"#)
+        // A slice in another escaping than the text's marker: its own escaping's bytes (Slack's exports write `\/`).
+        let slashed = RepeatedFields(text: "a/b é", ts: "1.2", userID: nil, threadTS: nil)
+        #expect(
+            RawElision.restore(Array("{\u{1},\"x\":\"\u{10}0,3\"}".utf8)[...], slashed, slices: true)
+                == #"{"text":"a\/b \u00e9","x":"a/b"}"#)
         let old = "[\"\u{10}6,5\u{E}\"]"
         #expect(restore(old, slices: false) == old)
         // Keys and strings no longer than their slice stay as they are.

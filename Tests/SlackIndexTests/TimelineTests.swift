@@ -193,6 +193,7 @@ import Testing
         _ = try Importer(archive: archive).importExport(
             at: TestSupport.minimalExport(days: ["2023-11-14": day], extra: ["users.json": renamed]).path)
         #expect(try page(.before) == ["annie: one", "annie: two"])
+        #expect(try page(.after) == ["annie: one", "annie: two"])
     }
 
     @Test func evictionUnderATinyBudgetKeepsResultsCorrect() throws {
