@@ -156,41 +156,27 @@ struct ImportCommand: ParsableCommand {
 }
 
 /// Progress on stderr: a bar with rate and ETA on a terminal, a line every 5 s otherwise, nothing when quiet.
-///
-/// `@unchecked Sendable`: `update` is called from the importing thread only.
-final class ProgressReporter: @unchecked Sendable {
-    private let enabled: Bool
-    /// The first report waits a moment, so quick imports print nothing but their summary.
-    private var lastPrint = Date()
-    private var printedBar = false
+final class ProgressReporter: Sendable {
+    private let line: StatusLine
 
     init(enabled: Bool) {
-        self.enabled = enabled
+        line = StatusLine(enabled: enabled)
     }
 
     func update(_ p: ImportProgress) {
-        guard enabled else { return }
-        let now = Date()
-        let interval = Output.stderrIsTTY ? 0.2 : 5
-        guard now.timeIntervalSince(lastPrint) >= interval else { return }
-        lastPrint = now
+        guard line.due() else { return }
         let fraction = p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0
         let eta = p.eta.map { String(format: "ETA %ds", Int($0.rounded())) } ?? "ETA --"
         let counts =
             "\(Output.count(p.messagesDone)) messages, \(Output.count(Int(p.rate))) msg/s, "
             + "\(p.filesDone)/\(p.filesTotal) files, \(eta)"
-        if Output.stderrIsTTY {
-            let width = 30
-            let filled = Int(fraction * Double(width))
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            Output.errorRaw("\r\u{1B}[K\(bar) \(Int(fraction * 100))%  \(counts)")
-            printedBar = true
-        } else {
-            Output.error("import: \(Int(fraction * 100))%, \(counts)")
-        }
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        line.show("\(bar) \(Int(fraction * 100))%  \(counts)", plain: "import: \(Int(fraction * 100))%, \(counts)")
     }
 
     func finish() {
-        if printedBar { Output.errorRaw("\r\u{1B}[K") }
+        line.finish()
     }
 }

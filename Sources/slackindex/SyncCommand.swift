@@ -120,42 +120,29 @@ struct SyncCommand: AsyncParsableCommand {
 
 /// Sync progress on stderr: one updating line on a terminal, a line every 5 s otherwise.
 final class SyncProgressReporter: Sendable {
-    private let enabled: Bool
-    private let state = Mutex((last: Date(), printed: false, messages: 0))
+    private let line: StatusLine
+    private let messages = Mutex(0)
 
     init(enabled: Bool) {
-        self.enabled = enabled
+        line = StatusLine(enabled: enabled)
     }
 
     func update(_ p: Synchronizer.Progress) {
-        let interval = Output.stderrIsTTY ? 0.2 : 5
-        let now = Date()
-        let due = state.withLock { s -> Bool in
-            s.messages = p.messages
-            guard enabled else { return false }
-            guard now.timeIntervalSince(s.last) >= interval else { return false }
-            s.last = now
-            s.printed = true
-            return true
-        }
-        guard due else { return }
+        messages.withLock { $0 = p.messages }
+        guard line.due() else { return }
         let rate = p.elapsed > 0 ? Int(Double(p.messages) / p.elapsed) : 0
         var text =
             "sync \(p.phase): \(p.conversationsDone)/\(p.conversationsTotal) conversations, "
             + (p.threadsTotal > 0 ? "\(p.threadsDone)/\(p.threadsTotal) threads, " : "")
             + "\(Output.count(p.messages)) messages, \(Output.count(rate)) msg/s, \(p.requests) requests"
         if p.rateLimited + p.failures > 0 { text += " (\(p.rateLimited) rate-limited, \(p.failures) retried)" }
-        if Output.stderrIsTTY {
-            Output.errorRaw("\r\u{1B}[K" + text)
-        } else {
-            Output.error(text)
-        }
+        line.show(text)
     }
 
     /// Messages stored so far, as the last progress report counted them.
-    var messagesSaved: Int { state.withLock { $0.messages } }
+    var messagesSaved: Int { messages.withLock { $0 } }
 
     func finish() {
-        if Output.stderrIsTTY, state.withLock({ $0.printed }) { Output.errorRaw("\r\u{1B}[K") }
+        line.finish()
     }
 }

@@ -75,14 +75,12 @@ struct UpgradeCommand: ParsableCommand {
 
     /// Packs the JSON of blocks written before text slices again, with progress on stderr; nil when there were none.
     private func repack(_ archive: Archive) throws -> RepackSummary? {
-        var lastPrint = Date()
+        let line = StatusLine(enabled: true, terminalInterval: 0.5)
         let summary = try archive.repackOldBlocks { done, total in
-            guard Date().timeIntervalSince(lastPrint) >= (Output.stderrIsTTY ? 0.5 : 5), total > 0 else { return }
-            lastPrint = Date()
-            let line = "Repacking stored JSON: \(done * 100 / total)% (\(Output.count(done)) of \(Output.count(total)))"
-            if Output.stderrIsTTY { Output.errorRaw("\r\u{1B}[K" + line) } else { Output.error(line) }
+            guard total > 0, line.due() else { return }
+            line.show("Repacking stored JSON: \(done * 100 / total)% (\(Output.count(done)) of \(Output.count(total)))")
         }
-        if Output.stderrIsTTY { Output.errorRaw("\r\u{1B}[K") }
+        line.finish()
         if let summary {
             if summary.messages > 0 {
                 Output.error(
