@@ -23,15 +23,29 @@ enum RawRepacking {
     ) throws -> Summary? {
         // On the writer's connection: a pool's readers map the file, and this scan would make the whole table
         // resident (1M messages: 617 MB peak RSS, against 129 MB through the writer's page cache).
-        let found = try writer.write { db -> (last: Int64, rows: Int, bytes: Int64)? in
-            // Every block with the old format byte (one pass over the blocks: ~0.1 s at 1M, also when there are
-            // none); a new block is never written below one (ids only grow), so rows in old blocks are those below.
-            guard let last = try Int64.fetchOne(db, sql: "SELECT max(id) FROM raw_block WHERE \(oldFormat)") else {
-                return nil
+        let found = try writer.write { db -> OldBlocks? in
+            // The last block with the old format byte and the new blocks below it (one pass over the blocks: ~0.1 s
+            // at 1M, also when there are none). New blocks sit below an old one only when an older slackindex
+            // imported into an archive this version wrote; their rows are not repacked (nor called unreadable).
+            var last: Int64?
+            var newIDs: [Int64] = []
+            let blocks = try Row.fetchCursor(db, sql: "SELECT id, \(oldFormat) AS old FROM raw_block ORDER BY id")
+            while let block = try blocks.next() {
+                if block["old"] { last = block["id"] } else { newIDs.append(block["id"]) }
             }
-            let rows = try Int.fetchOne(
+            guard let last else { return nil }
+            let newBelow = Set(newIDs.prefix { $0 < last })
+            var count = try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM message WHERE raw_block <= ?", arguments: [last]) ?? 0
-            return (last, rows, try blockBytes(db))
+            if !newBelow.isEmpty {
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT raw_block, count(*) AS rows FROM message WHERE raw_block < ? GROUP BY raw_block",
+                    arguments: [last])
+                while let row = try rows.next() {
+                    if newBelow.contains(row["raw_block"]) { count -= row["rows"] as Int }
+                }
+            }
+            return OldBlocks(last: last, newBelow: newBelow, rows: count, bytes: try blockBytes(db))
         }
         guard let found else { return nil }
         var summary = Summary(messages: 0, unreadable: 0, bytesBefore: found.bytes, bytesAfter: found.bytes)
@@ -39,7 +53,7 @@ enum RawRepacking {
         var finished = false
         for _ in 0..<transactions {
             let last = try writer.write { db in
-                try repackRows(after: after, inBlocksUpTo: found.last, limit: rowsPerTransaction, summary: &summary, db)
+                try repackRows(after: after, in: found, limit: rowsPerTransaction, summary: &summary, db)
             }
             guard let last else {
                 finished = true
@@ -63,6 +77,18 @@ enum RawRepacking {
         return summary
     }
 
+    /// Where the rows to repack are: in blocks up to `last` but those of `newBelow`.
+    private struct OldBlocks {
+        /// The last block in the old format.
+        var last: Int64
+        /// Blocks in the new format below `last`.
+        var newBelow: Set<Int64>
+        /// The messages in the old blocks (the damaged among them too).
+        var rows: Int
+        /// The bytes of all blocks.
+        var bytes: Int64
+    }
+
     /// Blocks in the old format (`RawBlocks.Format.fields`): their fourth byte (the top byte of a 4-byte length) is 0.
     private static let oldFormat = "substr(data, 4, 1) = x'00'"
 
@@ -70,10 +96,10 @@ enum RawRepacking {
         try Int64.fetchOne(db, sql: "SELECT coalesce(sum(length(data)), 0) FROM raw_block") ?? 0
     }
 
-    /// Repacks the rows after `after` (up to `limit` of them, in id order) whose block is an old one; returns the last
-    /// row id read, or nil when there are none.
+    /// Repacks the rows after `after` (up to `limit` of them read, in id order) whose block is an old one; returns the
+    /// last row id read, or nil when there are none.
     private static func repackRows(
-        after: Int64, inBlocksUpTo lastOld: Int64, limit: Int, summary: inout Summary, _ db: Database
+        after: Int64, in old: OldBlocks, limit: Int, summary: inout Summary, _ db: Database
     ) throws -> Int64? {
         let rows = try Row.fetchAll(
             db,
@@ -81,7 +107,7 @@ enum RawRepacking {
                 SELECT id, raw_block, raw_at, text, ts, user_id, thread_ts FROM message
                 WHERE id > ? AND raw_block <= ? ORDER BY id LIMIT ?
                 """,
-            arguments: [after, lastOld, limit])
+            arguments: [after, old.last, limit])
         guard let last = rows.last else { return nil }
         let read = try db.cachedStatement(sql: "SELECT data FROM raw_block WHERE id = ?")
         let update = try db.cachedStatement(sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?")
@@ -93,6 +119,7 @@ enum RawRepacking {
         var damaged: Set<Int64> = []
         for row in rows {
             let block: Int64 = row["raw_block"]
+            if old.newBelow.contains(block) { continue }
             let fields = RepeatedFields(
                 text: row["text"], ts: row["ts"], userID: row["user_id"], threadTS: row["thread_ts"])
             if inflated[block] == nil && !damaged.contains(block) {

@@ -469,10 +469,9 @@ extension Archive {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, slack_id, kind, name, topic, purpose, is_archived, members,
-                    (SELECT domain FROM workspace w WHERE w.id = workspace_id) FROM conversation
-                    WHERE slack_id = ? OR name = ? COLLATE NOCASE OR folder = ? COLLATE NOCASE
-                    ORDER BY id
+                    SELECT \(ConversationColumns.list) FROM conversation c
+                    WHERE c.slack_id = ? OR c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE
+                    ORDER BY c.id
                     """, arguments: [name, name, name]
             ).map(Archive.conversation)
         }

@@ -158,6 +158,56 @@ import Testing
         #expect(try RawRepacking.repack(fresh.pool) == nil)
     }
 
+    /// An older slackindex importing into an archive this version wrote leaves old blocks after new ones: here the rows
+    /// of every third block move to old blocks written after all the others. Repacking moves exactly those rows and
+    /// leaves the new blocks below them as they are, none of their rows called unreadable.
+    @Test func newBlocksBelowOldOnesAreLeftAsTheyAre() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
+        let before = try Self.jsons(archive, except: [])
+        let moved = try archive.pool.write { db -> Int in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, raw_block FROM message WHERE raw_block % 3 = 0 ORDER BY raw_block, id")
+            var byBlock: [Int64: [Int64]] = [:]
+            for row in rows { byBlock[row["raw_block"], default: []].append(row["id"]) }
+            for (block, members) in byBlock.sorted(by: { $0.key < $1.key }) {
+                var text: [UInt8] = []
+                var locations: [(id: Int64, at: Int64)] = []
+                for id in members {
+                    let json = Array((before[id] ?? "").utf8)
+                    locations.append((id, RawLocation(block: 0, offset: text.count, length: json.count).packed))
+                    text += json
+                }
+                try db.execute(sql: "DELETE FROM raw_block WHERE id = ?", arguments: [block])
+                try db.execute(sql: "INSERT INTO raw_block (data) VALUES (?)", arguments: [Data(Self.oldBlock(text))])
+                let old = db.lastInsertedRowID
+                for (id, at) in locations {
+                    try db.execute(
+                        sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?", arguments: [old, at, id])
+                }
+            }
+            return rows.count
+        }
+        let (oldBlocks, newBlocks) = try Self.blockCounts(archive.pool)
+        #expect(moved > 500 && oldBlocks > 50 && newBlocks > 100)
+        let lowestOld = try archive.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT min(id) FROM raw_block WHERE substr(data, 4, 1) = x'00'")
+        }
+        #expect(try archive.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT max(id) FROM raw_block WHERE substr(data, 4, 1) = x'01'")
+        } ?? 0 < lowestOld ?? 0, "the new blocks all lie below the old ones")
+        #expect(try Self.jsons(archive, except: []) == before)
+
+        var reports: [(Int, Int)] = []
+        let summary = try #require(
+            try RawRepacking.repack(archive.pool, rowsPerTransaction: 500) { reports.append(($0, $1)) })
+        #expect(summary.unreadable == 0 && summary.messages == moved)
+        #expect(reports.last.map { $0 == (moved, moved) } == true, "\(reports)")
+        #expect(try Self.blockCounts(archive.pool).old == 0)
+        #expect(try Self.jsons(archive, except: []) == before)
+        #expect(try RawRepacking.repack(archive.pool) == nil)
+    }
+
     /// `upgrade` repacks, says so, gives the space back and exits 2 for the messages it could not read; run again,
     /// it reports them again but has nothing to move, so it does not rewrite the file.
     @Test func upgradeRepacksAndReportsTheDamagedMessages() throws {

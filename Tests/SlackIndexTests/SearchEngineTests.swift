@@ -221,6 +221,19 @@ private let endToEndCases: [EndToEndCase] = [
         #expect(hits.map(\.score) == hits.map(\.score).sorted(by: >))
     }
 
+    /// `in:` finds a conversation by id, name or folder, read whole (its workspace's domain too) as listings read it.
+    @Test func conversationsMatchingANameReadAsListed() throws {
+        let archive = try TestSupport.sampleArchive()
+        let listed = try archive.conversationSummaries().map(\.conversation)
+        #expect(listed.count > 5 && listed.allSatisfy { $0.workspaceDomain == "acme" })
+        for conversation in listed {
+            #expect(try archive.conversations(matching: conversation.id) == [conversation])
+            if !conversation.name.isEmpty {
+                #expect(try archive.conversations(matching: conversation.name.uppercased()).contains(conversation))
+            }
+        }
+    }
+
     @Test func namesErrors() throws {
         let fixture = try SampleFixture.shared.get()
         let options = Self.options(zone: "UTC", sort: .relevance)
