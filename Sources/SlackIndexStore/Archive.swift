@@ -35,8 +35,9 @@ public final class Archive: Sendable {
     /// Opens the archive at `path`: read-write (creating it if needed and applying pending migrations) or
     /// read-only (it must exist and be current).
     ///
-    /// - Throws: `StoreError.cannotOpen` with the path and SQLite's reason; for `.readOnly`, `.noArchive` when
-    ///   nothing is at `path` and `.needsUpgrade` when the archive needs a migration.
+    /// - Throws: `StoreError.cannotOpen` with the path and SQLite's reason; `.newerArchive` when a newer version
+    ///   migrated it; for `.readOnly`, `.noArchive` when nothing is at `path` and `.needsUpgrade` when the archive
+    ///   needs a migration.
     public init(path: String, access: Access = .readWrite) throws {
         self.path = path
         self.access = access
@@ -76,15 +77,24 @@ public final class Archive: Sendable {
         do {
             if access == .readOnly {
                 pool = try DatabasePool(path: Archive.readOnlyLocation(path), configuration: config)
-                guard try pool.read({ try Migrations.isCurrent($0) }) else { throw StoreError.needsUpgrade(path: path) }
+                let (unknown, current) = try pool.read { db in
+                    (try Migrations.unknownMigrations(db), try Migrations.isCurrent(db))
+                }
+                guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
+                guard current else { throw StoreError.needsUpgrade(path: path) }
                 upgradedOnOpen = false
                 return
             }
             pool = try DatabasePool(path: path, configuration: config)
             // Most opens find the schema current: checking costs one read, migrating takes the write lock.
-            let (current, created) = try pool.read { db in
-                (try Migrations.migrator.hasCompletedMigrations(db), try !db.tableExists("grdb_migrations"))
+            let (current, created, unknown) = try pool.read { db in
+                (
+                    try Migrations.migrator.hasCompletedMigrations(db), try !db.tableExists("grdb_migrations"),
+                    try Migrations.unknownMigrations(db)
+                )
             }
+            // Neither migrated nor written by this version: it would misread what a newer one wrote, or undo it.
+            guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
             if !current { try Migrations.migrator.migrate(pool) }
             let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)
             let packed = try Migrations.packPendingRows(pool)
@@ -151,6 +161,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case noArchive(path: String)
     /// A read-only command found an archive that a newer slackindex must migrate first.
     case needsUpgrade(path: String)
+    /// The archive has migrations this version does not know: a newer slackindex wrote it.
+    case newerArchive(path: String, migrations: [String])
     /// No conversation has that id or name; `closest` are the nearest names there are (for "did you mean").
     case conversationNotFound(String, closest: [String] = [])
     case ambiguousConversation(String, candidates: [String])
@@ -167,6 +179,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             "The archive at \(path) was written by an older slackindex and needs an upgrade, which a read-only "
                 + "command does not do. Run `slackindex upgrade` once (or any import or sync), where the file "
                 + "and its folder are writable."
+        case .newerArchive(let path, let migrations):
+            "The archive at \(path) was written by a newer slackindex (it has changes this version does not know: "
+                + "\(migrations.joined(separator: ", "))). Use that version or a later one; this one would misread "
+                + "or undo what it wrote, so it opens nothing."
         case .conversationNotFound(let name, let closest):
             "No conversation called '\(name)' in the archive"
                 + (closest.isEmpty ? "" : "; did you mean \(closest.joined(separator: ", "))?")

@@ -547,15 +547,21 @@ enum Migrations {
             sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", arguments: [tokenizerVersion])
     }
 
-    /// A different tokenizer (new rules, or an ICU that segments CJK differently) means the stored tokens no longer
-    /// match what queries produce: rebuild the index once.
+    /// The migrations applied to the archive that this version does not know (a newer one applied them), sorted.
+    static func unknownMigrations(_ db: Database) throws -> [String] {
+        guard try migrator.hasBeenSuperseded(db) else { return [] }
+        let known = Set(try migrator.completedMigrations(db))
+        return try migrator.appliedIdentifiers(db).subtracting(known).sorted()
+    }
+
     /// True when every migration is applied and the index was built by this tokenizer (nothing to write).
     static func isCurrent(_ db: Database) throws -> Bool {
         guard try migrator.hasCompletedMigrations(db) else { return false }
         return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion
     }
 
-    /// Returns true when it re-indexed.
+    /// A different tokenizer (new rules, or an ICU that segments CJK differently) means the stored tokens no longer
+    /// match what queries produce: rebuild the index once. Returns true when it re-indexed.
     static func rebuildIndexIfTokenizerChanged(_ writer: some DatabaseWriter) throws -> Bool {
         let stored = try writer.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'")

@@ -81,6 +81,46 @@ import Testing
 }
 
 @Suite struct UpgradeCommandTests {
+    /// An archive a newer slackindex migrated is refused by every command, read or write, with the migrations this
+    /// version does not know, and nothing in it changes (a write would misread or undo the newer layout). (GRDB's
+    /// read-write open writes an empty transaction when the WAL is missing, so the file's bytes are not compared.)
+    @Test func anArchiveFromANewerVersionIsRefusedAndLeftAsItWas() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("newer.sqlite").path
+        #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99 from the future')")
+        }
+        let before = try Self.rowCounts(path)
+        #expect(before["message"] == 3_000)
+        #expect(throws: StoreError.self) { try Archive(path: path) }
+        #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
+        let commands = [
+            ["stats"], ["search", "deploy"], ["history", "general"], ["upgrade"], ["upgrade", "--vacuum"],
+            ["import", TestSupport.samplePages], ["token", "create", "--user", "U00000001"],
+        ]
+        for command in commands {
+            let run = try CLITests.run(["--db", path] + command)
+            #expect(run.status == 1, "\(command): \(run.stderr)")
+            #expect(
+                run.stderr.contains("was written by a newer slackindex")
+                    && run.stderr.contains("does not know: v99 from the future)"), "\(command): \(run.stderr)")
+        }
+        #expect(try Self.rowCounts(path) == before)
+    }
+
+    /// Every table's row count, and the migrations applied.
+    static func rowCounts(_ path: String) throws -> [String: Int] {
+        try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
+            db in
+            var counts: [String: Int] = [:]
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            where !table.hasPrefix("message_fts") && table != "message_vocab" {
+                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \"\(table)\"")
+            }
+            return counts
+        }
+    }
+
     @Test func readCommandsPointToUpgradeWhichMakesTheArchiveReadable() throws {
         let path = TestSupport.temporaryDirectory().appendingPathComponent("old.sqlite").path
         #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
