@@ -53,7 +53,7 @@ struct SearchCommand: AsyncParsableCommand {
     @Option(help: "relevance (bm25 blended with recency), newest or oldest.")
     var sort: SearchSort = .relevance
 
-    @Flag(help: "Print only the number of matching messages.")
+    @Flag(help: "Print only the number of matching messages in the archive (a remote is not asked).")
     var count = false
 
     @Flag(help: "One JSON object per result line (same as --format json).")
