@@ -44,7 +44,8 @@ import Testing
         let (page, general, matching, held) = try Self.remotePage()
         // A long deadline: this test is about the merge, and a loaded machine may take seconds to search.
         let f = try APIFixture(
-            remote: FakeRemoteSearch(behaviour: .answer(page, after: .milliseconds(5))), remoteDeadline: .seconds(250))
+            remote: FakeRemoteSearch(behaviour: .answer(page, after: .milliseconds(5))),
+            remoteDeadline: .seconds(1_200))
         let outsider = try f.token(for: APIFixture.outsider)
         let local = try await f.ok("slackindex.count", ["query": Self.word], token: f.admin)["total"] as? Int ?? 0
 
@@ -74,11 +75,17 @@ import Testing
         #expect(Self.matches(second).allSatisfy { $0["source"] as? String == "local" })
     }
 
-    /// A remote 300 s late: the answer comes at the deadline (0.3 s; the bound, 250 s, is loose because the whole
-    /// suite on 2 cores can hold a search back: 132 s in a clean clone's `.ci/run` on 2026-11-26, against a bound of
-    /// 120 s then; yet it fails if the answer waited for the remote, 300 s).
+    /// A remote an hour late: the answer comes at the deadline (0.3 s). The bound, 1,200 s, is loose because the
+    /// whole suite on 2 cores holds the server's tasks back behind the other tests' work on the cooperative pool: 132 s
+    /// in a clean clone's `.ci/run` on 2026-11-26 (against a bound of 120 s then); in a full `swift test` beside a
+    /// heaptrack run on 2026-11-27 the test took 246 s from its start (the bound, measured after the fixture, was
+    /// 250 s and held); that suite took ~320 s. It still fails if the answer waited for the remote. The other tests'
+    /// remote deadline, 1,200 s, is loose for the same reason.
     @Test(arguments: [
-        (FakeRemoteSearch.Behaviour.answer(RemotePage(hits: [], total: 0), after: .seconds(300)), "did not answer within"),
+        (
+            FakeRemoteSearch.Behaviour.answer(RemotePage(hits: [], total: 0), after: .seconds(3_600)),
+            "did not answer within"
+        ),
         (.fail(.http(method: "search.messages", status: 503), after: .zero), "HTTP 503"),
     ])
     func aSlowOrFailingRemoteGivesTheArchivesHitsInTime(behaviour: FakeRemoteSearch.Behaviour, problem: String)
@@ -87,7 +94,7 @@ import Testing
         let f = try APIFixture(remote: FakeRemoteSearch(behaviour: behaviour), remoteDeadline: .milliseconds(300))
         let started = ContinuousClock.now
         let body = try await f.ok("search.messages", ["query": Self.word, "count": "10"], token: f.admin)
-        #expect(ContinuousClock.now - started < .seconds(250))
+        #expect(ContinuousClock.now - started < .seconds(1_200))
         #expect(Self.matches(body).count == 10)
         #expect(Self.matches(body).allSatisfy { $0["source"] as? String == "local" })
         #expect((body["remote_problem"] as? String)?.contains(problem) == true, "\(body["remote_problem"] ?? "")")
@@ -100,7 +107,8 @@ import Testing
     @Test func theArchivesHitsAllStayWhenTheRemoteAddsSome() async throws {
         let (page, general, _, _) = try Self.remotePage()
         let plain = try APIFixture()
-        let merged = try APIFixture(remote: FakeRemoteSearch(behaviour: .answer(page, after: .zero)), remoteDeadline: .seconds(250))
+        let merged = try APIFixture(
+            remote: FakeRemoteSearch(behaviour: .answer(page, after: .zero)), remoteDeadline: .seconds(1_200))
         for sort in ["score", "timestamp"] {
             let arguments = ["query": Self.word, "count": "20", "sort": sort]
             let alone = Set(Self.matches(try await plain.ok("search.messages", arguments, token: plain.admin)).map(Self.key))
@@ -121,7 +129,7 @@ import Testing
     /// `me` is the token's user for the remote too; a session without a user does not ask the remote for `me`.
     @Test func meIsTheTokensUserOnTheRemote() async throws {
         let remote = RecordingRemote()
-        let f = try APIFixture(remote: remote, remoteDeadline: .seconds(250))
+        let f = try APIFixture(remote: remote, remoteDeadline: .seconds(1_200))
         let member = try f.token(for: APIFixture.dmMembers[0])
         _ = try await f.ok("search.messages", ["query": "\(Self.word) from:me in:@me"], token: member)
         let asked = try #require(remote.queries.last)
@@ -139,7 +147,7 @@ import Testing
     /// After `ratelimited`, the remote rests for its Retry-After: searches answer locally without asking it.
     @Test func aRateLimitedRemoteIsLeftAloneForItsRetryAfter() async throws {
         let remote = RecordingRemote(failure: .rateLimited(method: "search.messages", retryAfter: 30))
-        let f = try APIFixture(remote: remote, remoteDeadline: .seconds(250))
+        let f = try APIFixture(remote: remote, remoteDeadline: .seconds(1_200))
         let first = try await f.ok("search.messages", ["query": Self.word], token: f.admin)
         #expect((first["remote_problem"] as? String)?.contains("rate-limited") == true)
         let second = try await f.ok("search.messages", ["query": "\(Self.word) deploy"], token: f.admin)
