@@ -77,11 +77,10 @@ public final class Archive: Sendable {
         do {
             if access == .readOnly {
                 pool = try DatabasePool(path: Archive.readOnlyLocation(path), configuration: config)
-                let (unknown, current) = try pool.read { db in
-                    (try Migrations.unknownMigrations(db), try Migrations.isCurrent(db))
-                }
+                // Unknown migrations first: a newer layout may lack what `isCurrent` reads.
+                let unknown = try pool.read(Migrations.unknownMigrations)
                 guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
-                guard current else { throw StoreError.needsUpgrade(path: path) }
+                guard try pool.read(Migrations.isCurrent) else { throw StoreError.needsUpgrade(path: path) }
                 upgradedOnOpen = false
                 return
             }
@@ -93,7 +92,8 @@ public final class Archive: Sendable {
                     try Migrations.unknownMigrations(db)
                 )
             }
-            // Neither migrated nor written by this version: it would misread what a newer one wrote, or undo it.
+            // Neither migrated nor written by this version: it could misread what a newer one wrote, or undo it.
+            // (Checked at open only; a tokenizer changed without a migration is not seen here.)
             guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
             if !current { try Migrations.migrator.migrate(pool) }
             let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)

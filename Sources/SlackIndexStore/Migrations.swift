@@ -549,9 +549,8 @@ enum Migrations {
 
     /// The migrations applied to the archive that this version does not know (a newer one applied them), sorted.
     static func unknownMigrations(_ db: Database) throws -> [String] {
-        guard try migrator.hasBeenSuperseded(db) else { return [] }
-        let known = Set(try migrator.completedMigrations(db))
-        return try migrator.appliedIdentifiers(db).subtracting(known).sorted()
+        let migrator = migrator
+        return try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted()
     }
 
     /// True when every migration is applied and the index was built by this tokenizer (nothing to write).

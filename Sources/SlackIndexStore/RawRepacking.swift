@@ -16,7 +16,8 @@ enum RawRepacking {
     /// - Parameters:
     ///   - transactions: at most this many (tests stop it half way); the old blocks are deleted only after the last.
     ///   - progress: messages done and to do, after each transaction.
-    /// - Complexity: O(n) in the rows of old blocks, read and rewritten once.
+    /// - Complexity: O(n) in the rows up to the last old block, read once (those of new blocks below it are skipped);
+    ///   the rows of old blocks rewritten once.
     static func repack(
         _ writer: some DatabaseWriter, rowsPerTransaction: Int = 32_768, transactions: Int = .max,
         progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
@@ -32,15 +33,17 @@ enum RawRepacking {
             }
             let newBelow = try Set(
                 Int64.fetchCursor(
-                    db, sql: "SELECT id FROM raw_block WHERE id < ? AND NOT \(oldFormat)", arguments: [last]))
-            var count = try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM message WHERE raw_block <= ?", arguments: [last]) ?? 0
-            if !newBelow.isEmpty {
-                let rows = try Row.fetchCursor(
-                    db, sql: "SELECT raw_block, count(*) AS rows FROM message WHERE raw_block < ? GROUP BY raw_block",
+                    db, sql: "SELECT id FROM raw_block WHERE id < ? AND \(newFormat)", arguments: [last]))
+            var count = 0
+            if newBelow.isEmpty {
+                count = try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM message WHERE raw_block <= ?", arguments: [last]) ?? 0
+            } else {
+                let groups = try Row.fetchCursor(
+                    db, sql: "SELECT raw_block, count(*) AS n FROM message WHERE raw_block <= ? GROUP BY raw_block",
                     arguments: [last])
-                while let row = try rows.next() {
-                    if newBelow.contains(row["raw_block"]) { count -= row["rows"] as Int }
+                while let group = try groups.next() {
+                    if !newBelow.contains(group["raw_block"]) { count += group["n"] as Int }
                 }
             }
             return OldBlocks(last: last, newBelow: newBelow, rows: count, bytes: try blockBytes(db))
@@ -89,6 +92,8 @@ enum RawRepacking {
 
     /// Blocks in the old format (`RawBlocks.Format.fields`): their fourth byte (the top byte of a 4-byte length) is 0.
     private static let oldFormat = "substr(data, 4, 1) = x'00'"
+    /// Blocks in the current format (`RawBlocks.Format.slices`); a block in neither is damaged.
+    private static let newFormat = "substr(data, 4, 1) = x'01'"
 
     private static func blockBytes(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT coalesce(sum(length(data)), 0) FROM raw_block") ?? 0

@@ -221,7 +221,8 @@ private let endToEndCases: [EndToEndCase] = [
         #expect(hits.map(\.score) == hits.map(\.score).sorted(by: >))
     }
 
-    /// `in:` finds a conversation by id, name or folder, read whole (its workspace's domain too) as listings read it.
+    /// `in:` finds a conversation by id or name (any case), read whole (its workspace's domain too) as listings read
+    /// it.
     @Test func conversationsMatchingANameReadAsListed() throws {
         let archive = try TestSupport.sampleArchive()
         let listed = try archive.conversationSummaries().map(\.conversation)

@@ -81,7 +81,7 @@ import Testing
     /// heaptrack run on 2026-11-27 the test took 246 s from its start (the bound, measured after the fixture, was
     /// 250 s and held); that suite took ~320 s. It still fails if the answer waited for the remote. The other tests'
     /// remote deadline, 1,200 s, is loose for the same reason.
-    @Test(arguments: [
+    @Test(.timeLimit(.minutes(30)), arguments: [
         (
             FakeRemoteSearch.Behaviour.answer(RemotePage(hits: [], total: 0), after: .seconds(3_600)),
             "did not answer within"

@@ -87,13 +87,20 @@ import Testing
     @Test func anArchiveFromANewerVersionIsRefusedAndLeftAsItWas() throws {
         let path = TestSupport.temporaryDirectory().appendingPathComponent("newer.sqlite").path
         #expect(try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+        // A newer tokenizer too: an older version opening it for writing would rebuild the index with its own.
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99 from the future')")
+            try db.execute(sql: "UPDATE meta SET value = 'newer' WHERE key = 'tokenizer'")
         }
         let before = try Self.rowCounts(path)
-        #expect(before["message"] == 3_000)
-        #expect(throws: StoreError.self) { try Archive(path: path) }
-        #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
+        #expect(before["message"] == 3_000 && before["meta: tokenizer = newer"] == 1)
+        for access in [Archive.Access.readWrite, .readOnly] {
+            let error = #expect(throws: StoreError.self) { try Archive(path: path, access: access) }
+            guard case .newerArchive(path, ["v99 from the future"]) = error else {
+                Issue.record("\(access): \(String(describing: error))")
+                continue
+            }
+        }
         let commands = [
             ["stats"], ["search", "deploy"], ["history", "general"], ["upgrade"], ["upgrade", "--vacuum"],
             ["import", TestSupport.samplePages], ["token", "create", "--user", "U00000001"],
@@ -108,7 +115,7 @@ import Testing
         #expect(try Self.rowCounts(path) == before)
     }
 
-    /// Every table's row count, and the migrations applied.
+    /// Every table's row count (but the index's), and each `meta` row as a key.
     static func rowCounts(_ path: String) throws -> [String: Int] {
         try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
             db in
@@ -116,6 +123,9 @@ import Testing
             for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
             where !table.hasPrefix("message_fts") && table != "message_vocab" {
                 counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \"\(table)\"")
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+                counts["meta: \(row["key"] as String) = \(row["value"] as String? ?? "NULL")"] = 1
             }
             return counts
         }
