@@ -78,9 +78,12 @@ public final class Archive: Sendable {
             if access == .readOnly {
                 pool = try DatabasePool(path: Archive.readOnlyLocation(path), configuration: config)
                 // Unknown migrations first: a newer layout may lack what `isCurrent` reads.
-                let unknown = try pool.read(Migrations.unknownMigrations)
+                let (unknown, current) = try pool.read { db in
+                    let unknown = try Migrations.unknownMigrations(db)
+                    return (unknown, try unknown.isEmpty && Migrations.isCurrent(db))
+                }
                 guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
-                guard try pool.read(Migrations.isCurrent) else { throw StoreError.needsUpgrade(path: path) }
+                guard current else { throw StoreError.needsUpgrade(path: path) }
                 upgradedOnOpen = false
                 return
             }

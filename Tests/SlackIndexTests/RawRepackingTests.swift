@@ -38,23 +38,13 @@ import Testing
         try archive.pool.write { db in
             try db.execute(sql: "DELETE FROM raw_block")
             for (block, members) in byBlock.sorted(by: { $0.key < $1.key }) {
-                var text: [UInt8] = []
-                var locations: [(id: Int64, at: Int64?)] = []
-                for id in members {
-                    var json = Array((jsons[id] ?? "").utf8)
-                    if block % 2 == 0, let fields = fields[id] {
-                        json = Self.markers(json, fields)
-                    }
-                    let location = RawLocation(block: 0, offset: text.count, length: json.count)
-                    let at = id == damagedID ? Int64(Int32.max) << 32 : id == noLocationID ? nil : location.packed
-                    locations.append((id, at))
-                    text += json
+                let stored = members.map { id in
+                    let json = Array((jsons[id] ?? "").utf8)
+                    guard block % 2 == 0, let fields = fields[id] else { return (id, json) }
+                    return (id, Self.markers(json, fields))
                 }
-                try db.execute(sql: "INSERT INTO raw_block (data) VALUES (?)", arguments: [Data(Self.oldBlock(text))])
-                let block = db.lastInsertedRowID
-                for (id, at) in locations {
-                    try db.execute(
-                        sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?", arguments: [block, at, id])
+                try Self.storeOldBlock(stored, in: db) { id, at in
+                    id == damagedID ? Int64(Int32.max) << 32 : id == noLocationID ? nil : at
                 }
             }
         }
@@ -71,6 +61,26 @@ import Testing
             json.replaceSubrange(start..<(start + literal.count), with: [marker.rawValue])
         }
         return json
+    }
+
+    /// Stores `members`' JSON whole, one after another, as one block of the old format and points their rows at it;
+    /// `location` may replace a row's packed location (damage).
+    static func storeOldBlock(
+        _ members: [(id: Int64, json: [UInt8])], in db: Database,
+        location: (_ id: Int64, _ packed: Int64) -> Int64? = { $1 }
+    ) throws {
+        var text: [UInt8] = []
+        var locations: [(id: Int64, at: Int64?)] = []
+        for (id, json) in members {
+            locations.append((id, location(id, RawLocation(block: 0, offset: text.count, length: json.count).packed)))
+            text += json
+        }
+        try db.execute(sql: "INSERT INTO raw_block (data) VALUES (?)", arguments: [Data(Self.oldBlock(text))])
+        let block = db.lastInsertedRowID
+        for (id, at) in locations {
+            try db.execute(
+                sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?", arguments: [block, at, id])
+        }
     }
 
     /// The stored form of a block before text slices: 4 bytes of length, then zlib at level 1.
@@ -172,20 +182,8 @@ import Testing
             var byBlock: [Int64: [Int64]] = [:]
             for row in rows { byBlock[row["raw_block"], default: []].append(row["id"]) }
             for (block, members) in byBlock.sorted(by: { $0.key < $1.key }) {
-                var text: [UInt8] = []
-                var locations: [(id: Int64, at: Int64)] = []
-                for id in members {
-                    let json = Array((before[id] ?? "").utf8)
-                    locations.append((id, RawLocation(block: 0, offset: text.count, length: json.count).packed))
-                    text += json
-                }
                 try db.execute(sql: "DELETE FROM raw_block WHERE id = ?", arguments: [block])
-                try db.execute(sql: "INSERT INTO raw_block (data) VALUES (?)", arguments: [Data(Self.oldBlock(text))])
-                let old = db.lastInsertedRowID
-                for (id, at) in locations {
-                    try db.execute(
-                        sql: "UPDATE message SET raw_block = ?, raw_at = ? WHERE id = ?", arguments: [old, at, id])
-                }
+                try Self.storeOldBlock(members.map { ($0, Array((before[$0] ?? "").utf8)) }, in: db)
             }
             return rows.count
         }
