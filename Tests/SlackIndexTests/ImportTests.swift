@@ -138,10 +138,43 @@ import Testing
         let engine = SearchEngine(archive: archive)
         #expect(try engine.search("new").hits.map(\.message.text) == ["new text"])
         #expect(try engine.search("old").hits.isEmpty)
+        // The original's entry went before the revision's replaced it (both in one batch).
+        #expect(try IndexOracle.differences(in: archive) == [])
         // Importing again (the original and then its revision) keeps the revision.
         let again = try Importer(archive: archive).importExport(at: export.path)
         #expect(again.messagesAdded == 0)
         #expect(try engine.search("new").hits.count == 1)
+        #expect(try IndexOracle.differences(in: archive) == [])
+    }
+
+    /// The oracle the index tests rely on sees an entry missing and an entry for a text the message does not have.
+    @Test func theIndexOracleSeesAMissingEntryAndAStrayOne() throws {
+        let archive = try TestSupport.sampleArchive()
+        #expect(try IndexOracle.differences(in: archive) == [])
+        let row = try #require(
+            try archive.pool.read { db in
+                try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT id, \(SearchTextColumn.sql("message")) AS indexed, search_extra FROM message
+                        WHERE is_deleted = 0 AND text LIKE '% %' ORDER BY id LIMIT 1
+                        """)
+            })
+        let id: Int64 = row["id"]
+        let text: String = row["indexed"]
+        let extra: String = row["search_extra"]
+        try archive.pool.write { db in try MessageWriter.indexDelete(id: id, text, extra, in: db) }
+        let missing = try IndexOracle.differences(in: archive, limit: 1_000)
+        #expect(!missing.isEmpty)
+        #expect(missing.allSatisfy { $0.hasPrefix("missing from the index: ") && $0.contains(" message \(id) ") })
+        try archive.pool.write { db in try MessageWriter.indexInsert(id: id, text, extra, in: db) }
+        #expect(try IndexOracle.differences(in: archive) == [])
+        // An entry for a row id no message has.
+        let strayID = try #require(
+            try archive.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) + 7 FROM message") })
+        try archive.pool.write { db in try MessageWriter.indexInsert(id: strayID, "zzstray", "", in: db) }
+        let stray = try IndexOracle.differences(in: archive)
+        #expect(stray == ["only in the index: zzstray message \(strayID) column search_text at 0"], "\(stray)")
     }
 
     @Test func threadsComeFromThreadTS() throws {
