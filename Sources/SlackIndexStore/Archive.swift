@@ -89,19 +89,22 @@ public final class Archive: Sendable {
             }
             pool = try DatabasePool(path: path, configuration: config)
             // Most opens find the schema current: checking costs one read, migrating takes the write lock.
-            let (current, created, unknown) = try pool.read { db in
+            let (pending, created, unknown) = try pool.read { db in
                 (
-                    try Migrations.migrator.hasCompletedMigrations(db), try !db.tableExists("grdb_migrations"),
+                    try Migrations.pendingMigrations(db), try !db.tableExists("grdb_migrations"),
                     try Migrations.unknownMigrations(db)
                 )
             }
+            let current = pending.isEmpty
             // Neither migrated nor written by this version: it could misread what a newer one wrote, or undo it.
             // (Checked at open only; a tokenizer changed without a migration is not seen here.)
             guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
             if !current { try Migrations.migrator.migrate(pool) }
             let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)
             let packed = try Migrations.packPendingRows(pool)
-            upgradedOnOpen = (!current && !created) || reindexed || packed
+            // The index check (v14) alone changes nothing unless it finds the index stale (then `reindexed`).
+            let relaid = pending.contains { $0 != Migrations.indexCheck }
+            upgradedOnOpen = (relaid && !created) || reindexed || packed
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {

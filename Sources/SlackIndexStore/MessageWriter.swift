@@ -181,7 +181,7 @@ struct MessageWriter {
 
     /// Binds the message's JSON inline, or empty with its location in block `rawBlock`.
     private func insertRow(_ m: UnsafePointer<PreparedMessage>, id: Int64, rawBlock: Int64?) throws {
-        let s = insert.sqliteStatement
+        let s = Self.ready(insert)
         defer { sqlite3_reset(s) }
         sqlite3_bind_int64(s, 1, m.pointee.conversationRowID)
         bind(s, 2, m.pointee.ts)
@@ -222,6 +222,16 @@ struct MessageWriter {
         }
     }
 
+    /// The statement's SQLite handle, reset and so ready to bind. GRDB does not reset a statement after running it,
+    /// and it runs some of these: its cache gives `indexInsert` (an edit's new entry) the very statement
+    /// `ftsInsert` is. Binding a statement that is not reset fails (SQLITE_MISUSE), so the next message's entry was
+    /// not added: its step ran the edit's insert again.
+    private static func ready(_ statement: Statement) -> OpaquePointer {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        return handle
+    }
+
     private static func bindStatic(_ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
         _ = bytes.withMemoryRebound(to: CChar.self) { chars in
             sqlite3_bind_text(statement, index, chars.baseAddress ?? MessageWriter.empty, Int32(chars.count), nil)
@@ -229,7 +239,7 @@ struct MessageWriter {
     }
 
     private func insertIndex(id: Int64, _ text: String, _ extra: String) throws {
-        let s = ftsInsert.sqliteStatement
+        let s = Self.ready(ftsInsert)
         defer { sqlite3_reset(s) }
         sqlite3_bind_int64(s, 1, id)
         let connection = db.sqliteConnection
@@ -361,7 +371,7 @@ struct MessageWriter {
     /// arrays and building the users' JSON here were ~0.7 s of the writer's time per 1M messages).
     private func writeAttachments(id: Int64, _ m: UnsafePointer<PreparedMessage>) throws {
         if !m.pointee.reactions.isEmpty {
-            let s = reactionInsert.sqliteStatement
+            let s = Self.ready(reactionInsert)
             for reaction in m.pointee.reactions {
                 defer { sqlite3_reset(s) }
                 sqlite3_bind_int64(s, 1, id)
@@ -372,7 +382,7 @@ struct MessageWriter {
             }
         }
         if !m.pointee.files.isEmpty {
-            let s = fileInsert.sqliteStatement
+            let s = Self.ready(fileInsert)
             for (position, file) in m.pointee.files.enumerated() {
                 defer { sqlite3_reset(s) }
                 sqlite3_bind_int64(s, 1, id)

@@ -34,7 +34,7 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
         try archive.pool.write { db in
             try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('integrity-check')")
         }
-        #expect(try IndexOracle.differences(in: archive) == [])
+        try IndexOracle.expectExact(archive)
         let walSize = (try? FileManager.default.attributesOfItem(atPath: archive.path + "-wal")[.size] as? Int) ?? 0
         #expect(walSize == 0)
         // Automatic checkpoints are back on after the import.

@@ -65,6 +65,7 @@ import Testing
         #expect(try DumpFixture.contents(of: archive) == expected)
         #expect(try archive.stats().messages == 21)
         #expect(try SearchEngine(archive: archive).count("reply in:#general").0 == 2)
+        try IndexOracle.expectExact(archive)
     }
 }
 

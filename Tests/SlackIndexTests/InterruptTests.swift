@@ -41,6 +41,7 @@ import Testing
         #expect(second.messagesUnchanged == saved)
         #expect(try archive.stats().messages == total)
         #expect(try SearchEngine(archive: archive).count("deploy").0 == total)
+        try IndexOracle.expectExact(archive)
     }
 
     @Test func aStopBetweenPathsLeavesTheRestUnread() throws {

@@ -313,6 +313,7 @@ import Testing
                     ALTER TABLE message DROP COLUMN raw_at;
                     DROP TABLE raw_block;
                     DELETE FROM grdb_migrations WHERE identifier = 'v12 packed raw JSON';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
                     """)
         }
     }
@@ -355,6 +356,7 @@ import Testing
         let hits = try SearchEngine(archive: upgraded).search("deadlock")
         #expect(!hits.hits.isEmpty)
         #expect(hits.hits.allSatisfy { $0.snippet.lowercased().contains("deadlock") })
+        try IndexOracle.expectExact(upgraded)
     }
 
     /// The rows are packed in transactions of a few thousand rows after the migration: stopped half way, the next

@@ -60,6 +60,7 @@ import Testing
                 sql: """
                     DROP TRIGGER message_count_update; DROP TRIGGER message_count_delete; DROP TABLE message_count;
                     DELETE FROM grdb_migrations WHERE identifier = 'v11 message counts';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
                     """)
         }
         try queue.close()

@@ -54,6 +54,8 @@ import Testing
                 #expect(stored?.isDeleted == true || (deletedMayBeAbsent && stored == nil), "deleted \(ts) is stored")
             }
         }
+        // Edits, deletions and pending events left the index exactly what the stored messages say.
+        try IndexOracle.expectExact(archive)
     }
 
     @Test func exportHistoryAndDeltaGiveTheExpectedArchive() throws {

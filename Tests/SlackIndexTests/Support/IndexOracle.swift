@@ -1,9 +1,16 @@
 import GRDB
+import Testing
 
 @testable import SlackIndexStore
 
 /// Checks the full-text index against the messages it indexes.
 enum IndexOracle {
+    /// Records an issue, with the first differences, when the index is not exactly what the messages say.
+    static func expectExact(_ archive: Archive, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let found = try differences(in: archive)
+        #expect(found.isEmpty, "the index differs from the stored messages: \(found)", sourceLocation: sourceLocation)
+    }
+
     /// The entries (term, message, column, position) in which `message_fts` differs from an index built afresh,
     /// in a temporary table, from the stored messages that are not deleted: empty when the incremental index
     /// holds exactly what a rebuild would. (FTS5's `integrity-check` does not compare an external-content index
