@@ -183,7 +183,7 @@ struct MessageWriter {
     private func insertRow(_ m: UnsafePointer<PreparedMessage>, id: Int64, rawBlock: Int64?) throws {
         let s = Self.ready(insert)
         defer { sqlite3_reset(s) }
-        sqlite3_bind_int64(s, 1, m.pointee.conversationRowID)
+        try Self.bindFirst(s, m.pointee.conversationRowID, on: db.sqliteConnection)
         bind(s, 2, m.pointee.ts)
         sqlite3_bind_int64(s, 3, m.pointee.tsKey)
         bind(s, 4, m.pointee.userID)
@@ -224,12 +224,24 @@ struct MessageWriter {
 
     /// The statement's SQLite handle, reset and so ready to bind. GRDB does not reset a statement after running it,
     /// and it runs some of these: its cache gives `indexInsert` (an edit's new entry) the very statement
-    /// `ftsInsert` is. Binding a statement that is not reset fails (SQLITE_MISUSE), so the next message's entry was
-    /// not added: its step ran the edit's insert again.
+    /// `ftsInsert` is. Binding a statement that is not reset fails (SQLITE_MISUSE); before this, the binds' codes
+    /// went unchecked and the step ran with the parameters GRDB had cleared: the next message got no entry and
+    /// the index an empty document (migration v14 repairs such archives).
     private static func ready(_ statement: Statement) -> OpaquePointer {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         return handle
+    }
+
+    /// Binds the statement's first parameter, and throws when SQLite refuses it (the statement is not ready): the
+    /// other binds of the same statement then fail alike, and stepping it would write other values.
+    private static func bindFirst(_ statement: OpaquePointer, _ value: Int64, on connection: OpaquePointer?) throws {
+        let code = sqlite3_bind_int64(statement, 1, value)
+        guard code == SQLITE_OK else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)),
+                sql: String(cString: sqlite3_sql(statement)))
+        }
     }
 
     private static func bindStatic(_ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
@@ -241,7 +253,7 @@ struct MessageWriter {
     private func insertIndex(id: Int64, _ text: String, _ extra: String) throws {
         let s = Self.ready(ftsInsert)
         defer { sqlite3_reset(s) }
-        sqlite3_bind_int64(s, 1, id)
+        try Self.bindFirst(s, id, on: db.sqliteConnection)
         let connection = db.sqliteConnection
         try Self.withBytes(text) { text in
             try Self.withBytes(extra) { extra in
@@ -374,7 +386,7 @@ struct MessageWriter {
             let s = Self.ready(reactionInsert)
             for reaction in m.pointee.reactions {
                 defer { sqlite3_reset(s) }
-                sqlite3_bind_int64(s, 1, id)
+                try Self.bindFirst(s, id, on: db.sqliteConnection)
                 bind(s, 2, reaction.name)
                 sqlite3_bind_int64(s, 3, reaction.count)
                 bind(s, 4, reaction.usersJSON)
@@ -385,7 +397,7 @@ struct MessageWriter {
             let s = Self.ready(fileInsert)
             for (position, file) in m.pointee.files.enumerated() {
                 defer { sqlite3_reset(s) }
-                sqlite3_bind_int64(s, 1, id)
+                try Self.bindFirst(s, id, on: db.sqliteConnection)
                 sqlite3_bind_int64(s, 2, Int64(position))
                 bind(s, 3, file.id)
                 bind(s, 4, file.name)

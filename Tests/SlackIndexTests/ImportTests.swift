@@ -148,7 +148,7 @@ import Testing
     }
 
     /// An edit that changes a stored message's index entry, then a new message in the same batch: the new message
-    /// is indexed (its entry was lost, and the edit's added twice, when the statement the edit ran was not reset).
+    /// is indexed (it got no entry, and the index an empty document, when the statement the edit ran was not reset).
     @Test func aNewMessageAfterAnEditInTheSameBatchIsIndexed() throws {
         let archive = try TestSupport.makeArchive()
         let original = #"[{"type":"message","user":"U1","text":"alpha original","ts":"1700000000.000100"}]"#
@@ -172,9 +172,15 @@ import Testing
         try IndexOracle.expectExact(archive)
     }
 
-    /// Migration v14 builds the index again when a message lost its entry (what an edit followed by a new message
-    /// did before it) and leaves an index that lost none as it is.
-    @Test func theMigrationRebuildsAnIndexThatLostEntries() throws {
+    /// What the unreset statement left (before v14), made by hand: the lost message's entry is missing and an empty
+    /// document was added at the index's highest row id + 1 (`lost`), or on the lost message's own id
+    /// (`emptyOnItsOwnID`), or the lost message was deleted later (`lostThenDeleted`).
+    enum IndexDamage: CaseIterable { case lost, emptyOnItsOwnID, lostThenDeleted }
+
+    /// Migration v14 builds the index again when it finds what the unreset statement did, and leaves a sound index
+    /// as it is.
+    @Test(arguments: IndexDamage.allCases)
+    func theMigrationRebuildsAnIndexThatLostEntries(damage: IndexDamage) throws {
         let path = TestSupport.temporaryDirectory().appendingPathComponent("archive.sqlite").path
         let v14 = "DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits'"
         func indexPages(_ archive: Archive) throws -> [Int64] {
@@ -186,31 +192,45 @@ import Testing
         do {
             let archive = try Archive(path: path)
             _ = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
-            let rows = try archive.pool.read { db in
-                try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT id, \(SearchTextColumn.sql("message")) AS indexed, search_extra FROM message
-                        WHERE is_deleted = 0 ORDER BY id LIMIT 2
-                        """)
-            }
-            try #require(rows.count == 2)
-            // One message loses its entry; another gains a stray one for a text it does not have.
+            let lost = try #require(
+                try archive.pool.read { db in
+                    try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT id, conversation_id, ts_key, \(SearchTextColumn.sql("message")) AS indexed,
+                                search_extra
+                            FROM message WHERE is_deleted = 0 AND text GLOB '*[a-z]*' ORDER BY id DESC LIMIT 1
+                            """)
+                })
+            let id: Int64 = lost["id"]
+            let emptyDocument = "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (NULL, NULL, NULL)"
             try archive.pool.write { db in
-                try MessageWriter.indexDelete(id: rows[0]["id"], rows[0]["indexed"], rows[0]["search_extra"], in: db)
-                try MessageWriter.indexInsert(id: rows[1]["id"], "zzstale words", "", in: db)
+                try MessageWriter.indexDelete(id: id, lost["indexed"], lost["search_extra"], in: db)
+                switch damage {
+                case .lost:
+                    try db.execute(sql: emptyDocument)
+                case .emptyOnItsOwnID:
+                    try db.execute(
+                        sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, NULL, NULL)",
+                        arguments: [id])
+                case .lostThenDeleted:
+                    try db.execute(sql: emptyDocument)
+                    try db.execute(
+                        sql: "UPDATE message SET is_deleted = 1 WHERE id = ?", arguments: [id])
+                }
                 try db.execute(sql: v14)
             }
-            #expect(try IndexOracle.differences(in: archive).count >= 2)
+            #expect(try !IndexOracle.differences(in: archive).isEmpty)
         }
         #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
         let upgraded = try Archive(path: path)
         #expect(upgraded.upgradedOnOpen)
         try IndexOracle.expectExact(upgraded)
-        #expect(try SearchEngine(archive: upgraded).search("zzstale").hits.isEmpty)
         // Nothing lost: the migration leaves the index as it is (a stray entry, which a rebuild would drop, stays).
         let sentinel = try #require(
-            try upgraded.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM message") })
+            try upgraded.pool.read { db in
+                try Int64.fetchOne(db, sql: "SELECT max(id) FROM message WHERE is_deleted = 0")
+            })
         try upgraded.pool.write { db in
             try MessageWriter.indexInsert(id: sentinel, "zzsentinel", "", in: db)
             try db.execute(sql: v14)
@@ -240,8 +260,11 @@ import Testing
         let extra: String = row["search_extra"]
         try archive.pool.write { db in try MessageWriter.indexDelete(id: id, text, extra, in: db) }
         let missing = try IndexOracle.differences(in: archive, limit: 1_000)
-        #expect(!missing.isEmpty)
-        #expect(missing.allSatisfy { $0.hasPrefix("missing from the index: ") && $0.contains(" message \(id) ") })
+        let entries = missing.filter { $0.hasPrefix("missing from the index: ") }
+        #expect(!entries.isEmpty && entries.allSatisfy { $0.contains(" message \(id) ") }, "\(missing)")
+        #expect(missing.count == entries.count + 2, "\(missing)")
+        #expect(missing.contains { $0.hasPrefix("document missing from the index: \(id) sizes ") })
+        #expect(missing.last?.hasPrefix("totals differ: ") == true)
         try archive.pool.write { db in try MessageWriter.indexInsert(id: id, text, extra, in: db) }
         try IndexOracle.expectExact(archive)
         // An entry for a row id no message has.
@@ -249,7 +272,10 @@ import Testing
             try archive.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(id) + 7 FROM message") })
         try archive.pool.write { db in try MessageWriter.indexInsert(id: strayID, "zzstray", "", in: db) }
         let stray = try IndexOracle.differences(in: archive)
-        #expect(stray == ["only in the index: zzstray message \(strayID) column search_text at 0"], "\(stray)")
+        #expect(stray.count == 3, "\(stray)")
+        #expect(stray.first == "only in the index: zzstray message \(strayID) column search_text at 0", "\(stray)")
+        #expect(stray.contains("document only in the index: \(strayID) sizes 0100"), "\(stray)")
+        #expect(stray.last?.hasPrefix("totals differ: ") == true)
     }
 
     @Test func threadsComeFromThreadTS() throws {

@@ -11,14 +11,21 @@ enum IndexOracle {
         #expect(found.isEmpty, "the index differs from the stored messages: \(found)", sourceLocation: sourceLocation)
     }
 
-    /// The entries (term, message, column, position) in which `message_fts` differs from an index built afresh,
-    /// in a temporary table, from the stored messages that are not deleted: empty when the incremental index
-    /// holds exactly what a rebuild would. (FTS5's `integrity-check` does not compare an external-content index
-    /// with its content table: an entry left for an old text, or a missing one, passes it.)
+    /// What differs between `message_fts` and an index built afresh, in a temporary table, from the stored messages
+    /// that are not deleted: its entries (term, message, column, position), its documents (a message's row id and
+    /// token counts, `message_fts_docsize`) and its totals (document count and tokens per column). Empty when the
+    /// incremental index holds what a rebuild would. (FTS5's `integrity-check` does not compare an external-content
+    /// index with its content table: an entry left for an old text, a missing one, or an empty document with no
+    /// message all pass it.)
     static func differences(in archive: Archive, limit: Int = 20) throws -> [String] {
         try archive.pool.write { db in
+            let drop = """
+                DROP TABLE IF EXISTS temp.stored_entries;
+                DROP TABLE IF EXISTS temp.fresh_entries;
+                DROP TABLE IF EXISTS temp.fresh_fts;
+                """
             try db.execute(
-                sql: """
+                sql: drop + """
                     CREATE VIRTUAL TABLE temp.fresh_fts USING fts5(search_text, search_extra, tokenize = 'slackindex');
                     INSERT INTO temp.fresh_fts (rowid, search_text, search_extra)
                         SELECT id, \(SearchTextColumn.sql("message")), search_extra FROM message
@@ -30,24 +37,33 @@ enum IndexOracle {
                 try String.fetchAll(
                     db,
                     sql: """
-                        SELECT kind || ' ' || term || ' message ' || doc || ' column ' || col || ' at ' || offset
-                        FROM (
-                            SELECT 'only in the index:' AS kind, * FROM (
-                                SELECT term, doc, col, offset FROM temp.stored_entries
-                                EXCEPT SELECT term, doc, col, offset FROM temp.fresh_entries)
+                        SELECT line FROM (
+                            SELECT 0 AS part, doc, kind || ' ' || term || ' message ' || doc || ' column ' || col
+                                || ' at ' || offset AS line
+                            FROM (
+                                SELECT 'only in the index:' AS kind, * FROM (
+                                    SELECT term, doc, col, offset FROM temp.stored_entries
+                                    EXCEPT SELECT term, doc, col, offset FROM temp.fresh_entries)
+                                UNION ALL
+                                SELECT 'missing from the index:', * FROM (
+                                    SELECT term, doc, col, offset FROM temp.fresh_entries
+                                    EXCEPT SELECT term, doc, col, offset FROM temp.stored_entries))
                             UNION ALL
-                            SELECT 'missing from the index:', * FROM (
-                                SELECT term, doc, col, offset FROM temp.fresh_entries
-                                EXCEPT SELECT term, doc, col, offset FROM temp.stored_entries))
-                        ORDER BY doc, term, col, offset LIMIT ?
+                            SELECT 1, id, 'document only in the index: ' || id || ' sizes ' || hex(sz) FROM (
+                                SELECT id, sz FROM main.message_fts_docsize
+                                EXCEPT SELECT id, sz FROM temp.fresh_fts_docsize)
+                            UNION ALL
+                            SELECT 1, id, 'document missing from the index: ' || id || ' sizes ' || hex(sz) FROM (
+                                SELECT id, sz FROM temp.fresh_fts_docsize
+                                EXCEPT SELECT id, sz FROM main.message_fts_docsize)
+                            UNION ALL
+                            SELECT 2, 0, 'totals differ: ' || hex(stored.block) || ' against ' || hex(fresh.block)
+                            FROM main.message_fts_data AS stored, temp.fresh_fts_data AS fresh
+                            WHERE stored.id = 1 AND fresh.id = 1 AND stored.block != fresh.block)
+                        ORDER BY part, doc, line LIMIT ?
                         """, arguments: [limit])
             }
-            try db.execute(
-                sql: """
-                    DROP TABLE temp.stored_entries;
-                    DROP TABLE temp.fresh_entries;
-                    DROP TABLE temp.fresh_fts;
-                    """)
+            try db.execute(sql: drop)
             return try found.get()
         }
     }
