@@ -79,8 +79,8 @@ public final class Archive: Sendable {
                 pool = try DatabasePool(path: Archive.readOnlyLocation(path), configuration: config)
                 // Unknown migrations first: a newer layout may lack what `isCurrent` reads.
                 let (unknown, current) = try pool.read { db in
-                    let unknown = try Migrations.unknownMigrations(db)
-                    return (unknown, try unknown.isEmpty && Migrations.isCurrent(db))
+                    let (pending, unknown) = try Migrations.migrationState(db)
+                    return (unknown, try unknown.isEmpty && Migrations.isCurrent(db, pending: pending))
                 }
                 guard unknown.isEmpty else { throw StoreError.newerArchive(path: path, migrations: unknown) }
                 guard current else { throw StoreError.needsUpgrade(path: path) }
@@ -89,11 +89,9 @@ public final class Archive: Sendable {
             }
             pool = try DatabasePool(path: path, configuration: config)
             // Most opens find the schema current: checking costs one read, migrating takes the write lock.
-            let (pending, created, unknown) = try pool.read { db in
-                (
-                    try Migrations.pendingMigrations(db), try !db.tableExists("grdb_migrations"),
-                    try Migrations.unknownMigrations(db)
-                )
+            let (pending, unknown, created) = try pool.read { db -> ([String], [String], Bool) in
+                let state = try Migrations.migrationState(db)
+                return (state.pending, state.unknown, try !db.tableExists("grdb_migrations"))
             }
             let current = pending.isEmpty
             // Neither migrated nor written by this version: it could misread what a newer one wrote, or undo it.

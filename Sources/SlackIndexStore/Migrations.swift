@@ -422,11 +422,12 @@ enum Migrations {
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"
 
-    /// The registered migrations the archive has not applied, in order.
-    static func pendingMigrations(_ db: Database) throws -> [String] {
+    /// The registered migrations the archive has not applied, in order, and the applied ones this version does
+    /// not know (a newer one applied them), sorted: one read of what is applied, one migrator built.
+    static func migrationState(_ db: Database) throws -> (pending: [String], unknown: [String]) {
         let migrator = migrator
         let applied = try migrator.appliedIdentifiers(db)
-        return migrator.migrations.filter { !applied.contains($0) }
+        return (migrator.migrations.filter { !applied.contains($0) }, applied.subtracting(migrator.migrations).sorted())
     }
 
     /// True when the index shows what the unreset statement did (v14): a message that is not deleted without an
@@ -597,15 +598,10 @@ enum Migrations {
             sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", arguments: [tokenizerVersion])
     }
 
-    /// The migrations applied to the archive that this version does not know (a newer one applied them), sorted.
-    static func unknownMigrations(_ db: Database) throws -> [String] {
-        let migrator = migrator
-        return try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted()
-    }
-
-    /// True when every migration is applied and the index was built by this tokenizer (nothing to write).
-    static func isCurrent(_ db: Database) throws -> Bool {
-        guard try migrator.hasCompletedMigrations(db) else { return false }
+    /// True when no migration is pending (`migrationState`) and the index was built by this tokenizer (nothing to
+    /// write).
+    static func isCurrent(_ db: Database, pending: [String]) throws -> Bool {
+        guard pending.isEmpty else { return false }
         return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion
     }
 
