@@ -17,18 +17,16 @@ struct MessageWriter {
     private let fileInsert: Statement
     /// What the messages inserted so far add to `message_count`, by conversation row id (see `flushCounts`).
     private var addedCounts: [Int64: MessageCountDelta] = [:]
-    /// The packed JSON of the batch's messages (`PreparedMessage.rawLocation` indexes it), stored as `raw_block` rows
-    /// when the first of their messages is inserted: a re-import of messages the archive has writes no block.
-    private var rawBlocks: [[UInt8]] = []
-    /// The row id each of `rawBlocks` has or will have, and whether it is stored.
-    private var rawBlockIDs: [(id: Int64, stored: Bool)?] = []
-    private var nextRawBlockID: Int64?
+    /// The packed JSON of the batch's messages and which blocks are stored (`PackedBlocks`).
+    private(set) var packed = PackedBlocks()
 
     /// Prepares the hot statements once; make one writer per transaction (batch), not per message.
     ///
     /// Looking a cached statement up by its SQL text hashes the text every time: measurable at 1M rows.
-    init(_ db: Database) throws {
+    /// - Parameter packed: the blocks of a split batch's earlier part, as its writer left them (`packed`).
+    init(_ db: Database, continuing packed: PackedBlocks = PackedBlocks()) throws {
         self.db = db
+        self.packed = packed
         insert = try db.cachedStatement(
             sql: """
                 INSERT INTO message (conversation_id, ts, ts_key, user_id, username, subtype, thread_ts, thread_key,
@@ -53,9 +51,10 @@ struct MessageWriter {
     /// returns the base to upsert those messages with.
     @discardableResult
     mutating func usePackedRaws(_ blocks: [[UInt8]]) -> Int {
-        let base = rawBlocks.count
-        rawBlocks.append(contentsOf: blocks)
-        rawBlockIDs.append(contentsOf: repeatElement(nil, count: blocks.count))
+        let base = packed.blocks.count
+        // Taken whole when there are none yet: shared, not copied (`PackedBlocks.holds` compares the storage).
+        if packed.blocks.isEmpty { packed.blocks = blocks } else { packed.blocks.append(contentsOf: blocks) }
+        packed.ids.append(contentsOf: repeatElement(nil, count: blocks.count))
         return base
     }
 
@@ -129,30 +128,30 @@ struct MessageWriter {
     /// The row id of the block holding `m`'s packed JSON (reserved, stored once a message of it is inserted), or nil
     /// when its JSON is stored inline.
     private mutating func rawBlockID(for m: UnsafePointer<PreparedMessage>, base: Int) throws -> Int64? {
-        guard let location = m.pointee.rawLocation, rawBlockIDs.indices.contains(base + location.block) else {
+        guard let location = m.pointee.rawLocation, packed.ids.indices.contains(base + location.block) else {
             return nil
         }
         let index = base + location.block
-        if let known = rawBlockIDs[index] { return known.id }
+        if let known = packed.ids[index] { return known.id }
         let id: Int64
-        if let next = nextRawBlockID {
+        if let next = packed.nextID {
             id = next
         } else {
             id = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) + 1 FROM raw_block") ?? 1
         }
-        nextRawBlockID = id + 1
-        rawBlockIDs[index] = (id, false)
+        packed.nextID = id + 1
+        packed.ids[index] = (id, false)
         return id
     }
 
     /// Stores the block of an inserted message's packed JSON, the first time one of its messages is inserted.
     private mutating func storeRawBlock(for m: UnsafePointer<PreparedMessage>, base: Int) throws {
-        guard let location = m.pointee.rawLocation, rawBlockIDs.indices.contains(base + location.block),
-            let block = rawBlockIDs[base + location.block], !block.stored
+        guard let location = m.pointee.rawLocation, packed.ids.indices.contains(base + location.block),
+            let block = packed.ids[base + location.block], !block.stored
         else { return }
         try db.cachedStatement(sql: "INSERT INTO raw_block (id, data) VALUES (?, ?)")
-            .execute(arguments: [block.id, Data(rawBlocks[base + location.block])])
-        rawBlockIDs[base + location.block] = (block.id, true)
+            .execute(arguments: [block.id, Data(packed.blocks[base + location.block])])
+        packed.ids[base + location.block] = (block.id, true)
     }
 
     /// The smallest id in `range` no message holds, or nil when every one is held.
@@ -313,8 +312,8 @@ struct MessageWriter {
         guard let location = m.pointee.rawLocation else { return m.pointee.raw }
         let fields = RepeatedFields(
             text: m.pointee.text, ts: m.pointee.ts, userID: m.pointee.userID, threadTS: m.pointee.threadTS)
-        guard rawBlocks.indices.contains(base + location.block),
-            let text = RawBlocks.inflate(rawBlocks[base + location.block]),
+        guard packed.blocks.indices.contains(base + location.block),
+            let text = RawBlocks.inflate(packed.blocks[base + location.block]),
             let json = RawBlocks.slice(text, location, fields: fields)
         else {
             throw DatabaseError(
@@ -411,6 +410,26 @@ struct MessageWriter {
                 bind(s, 12, file.permalink)
                 try step(s)
             }
+        }
+    }
+}
+
+/// The packed JSON blocks a writer stores (`PreparedMessage.rawLocation` indexes `blocks`), each as a `raw_block`
+/// row when the first of its messages is inserted: a re-import of messages the archive has writes no block. Carried
+/// from one part of a split batch to the next (`ImportBatch.split`), so a block is stored once.
+struct PackedBlocks {
+    var blocks: [[UInt8]] = []
+    /// The row id each of `blocks` has or will have, and whether it is stored.
+    var ids: [(id: Int64, stored: Bool)?] = []
+    /// The id the next reserved block takes; nil: not asked yet (`max(id) + 1` of the table).
+    var nextID: Int64?
+
+    /// Whether `blocks` is `other` itself (the same storage), as the parts of one split batch share it.
+    func holds(_ other: [[UInt8]]) -> Bool {
+        guard blocks.count == other.count else { return false }
+        guard !other.isEmpty else { return true }
+        return blocks.withUnsafeBufferPointer { mine in
+            other.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
         }
     }
 }

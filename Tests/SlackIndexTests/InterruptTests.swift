@@ -44,6 +44,23 @@ import Testing
         try IndexOracle.expectExact(archive)
     }
 
+    /// A date larger than a batch is written in parts (`ImportBatch.split`); a stop seen after its first part
+    /// still commits the whole date, as the same import run again would find it.
+    @Test func aStopInTheMiddleOfADateKeepsTheDateWhole() throws {
+        let (export, total) = try Self.export(days: 6, perDay: 250)
+        let archive = try TestSupport.makeArchive()
+        let stop = StopSignal()
+        // The progress handler runs after each part is written: the stop is seen after the first of three.
+        let first = Importer(archive: archive, batchSize: 100, commitMessages: 100, stop: stop)
+            .importPaths([export.path]) { _ in stop.request() }
+        #expect(first.interrupted)
+        #expect(first.messagesAdded == 250, "the first date, all three parts of it")
+        #expect(try archive.stats().messages == 250)
+        let second = Importer(archive: archive).importPaths([export.path])
+        #expect(second.messagesAdded == total - 250 && second.messagesUnchanged == 250)
+        try IndexOracle.expectExact(archive)
+    }
+
     @Test func aStopBetweenPathsLeavesTheRestUnread() throws {
         let (export, _) = try Self.export(days: 2, perDay: 10)
         let archive = try TestSupport.makeArchive()

@@ -121,10 +121,11 @@ public final class Importer: Sendable {
     ) throws {
         let files = source.dayFiles
         let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
-        // A batch is a whole date of every conversation (written in time order): 1,370 messages a date on average in
-        // the 1M export, 5,480 in the 10M one, more on its busy days. Bounded by batches alone, the messages waiting
-        // grew with the export (heaptrack at 10M: 63 MB of prepared messages and their strings at the peak). Two
-        // batches' worth waiting keeps both threads as busy as eight did (`queueDepth * batchSize * 2`), interleaved:
+        // A batch is whole dates of every conversation (written in time order): 1,370 messages a date on average in
+        // the 1M export, 5,480 in the 10M one, more on its busy days; it is handed over in parts of at most
+        // `batchSize` messages (`ReaderJob.push`). Bounded by batches alone, the messages waiting grew with the
+        // export (heaptrack at 10M: 63 MB of prepared messages and their strings at the peak). Two batches' worth
+        // waiting keeps both threads as busy as eight did (`queueDepth * batchSize * 2`), interleaved:
         // 3M 61.6 and 62.0 s (119.0 and 119.8 MB peak RSS) against 61.7 and 64.2 s (138.4 and 139.4 MB); 1M 17.97 s
         // median (97.8 MB) against 18.17 s (111.9 MB), three against six batches' worth the same within noise.
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: batchSize * 2)
@@ -178,9 +179,11 @@ public final class Importer: Sendable {
                 }
                 bytesDone += batch.bytes
                 filesDone += batch.files
+                let partOfMore = batch.store.continues
                 // Released by the reader thread, which allocated it (`DeferredRelease`); the batch's last use.
                 spent.add(consume batch)
-                if stop?.isRequested == true {
+                // A stop takes effect after the last part of a batch: its dates are committed whole.
+                if stop?.isRequested == true && !partOfMore {
                     // Commit what is written; the reader stops at its next push.
                     summary.interrupted = true
                     queue.close()
@@ -350,16 +353,32 @@ final class ReaderJob: @unchecked Sendable {
             // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
             ReaderJob.sortStable(&batch.store.messages, from: dayStart)
             if batch.store.messages.count >= batchSize {
-                batch.store.placeholders = preparer.takePlaceholders()
-                batch.domain = preparer.domain
-                guard queue.push(batch, weight: batch.store.messages.count) else { return }
+                guard push(batch) else { return }
                 batch = ReaderBatch()
-                spent.releaseAll()
             }
         }
+        push(batch)
+    }
+
+    /// Hands the writer the batch, in parts of at most `batchSize` messages (`ImportBatch.split`): a batch is
+    /// whole dates, so the messages waiting grew with a date's size (5,480 messages a date on average in the 10M
+    /// export against 1,370 in the 1M one). The part that ends the batch carries its counts and skips. Releases
+    /// the batches the writer is done with after each push. False when the queue is closed.
+    @discardableResult
+    private func push(_ batch: consuming ReaderBatch) -> Bool {
         batch.store.placeholders = preparer.takePlaceholders()
         batch.domain = preparer.domain
-        queue.push(batch, weight: batch.store.messages.count)
+        var store = ImportBatch()
+        swap(&store, &batch.store)  // moved out, so that its messages are moved into the parts, not copied
+        // Each part taken out of the list as it is pushed: the list keeps no reference to the parts written.
+        var parts = Array(store.split(maxMessages: batchSize).reversed())
+        while let part = parts.popLast() {
+            var item = parts.isEmpty ? batch : ReaderBatch()
+            item.store = part
+            guard queue.push(item, weight: item.store.messages.count) else { return false }
+            spent.releaseAll()
+        }
+        return true
     }
 
     /// Sorts `messages[start...]` by ts, keeping the order of equal keys.
