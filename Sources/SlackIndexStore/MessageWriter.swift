@@ -16,17 +16,22 @@ struct MessageWriter {
     private let reactionInsert: Statement
     private let fileInsert: Statement
     /// What the messages inserted so far add to `message_count`, by conversation row id (see `flushCounts`).
-    private var addedCounts: [Int64: MessageCountDelta] = [:]
+    private(set) var addedCounts: [Int64: MessageCountDelta] = [:]
     /// The packed JSON of the batch's messages and which blocks are stored (`PackedBlocks`).
     private(set) var packed = PackedBlocks()
 
     /// Prepares the hot statements once; make one writer per transaction (batch), not per message.
     ///
     /// Looking a cached statement up by its SQL text hashes the text every time: measurable at 1M rows.
-    /// - Parameter packed: the blocks of a split batch's earlier part, as its writer left them (`packed`).
-    init(_ db: Database, continuing packed: PackedBlocks = PackedBlocks()) throws {
+    /// - Parameters:
+    ///   - packed: the blocks of a split batch's earlier parts, as their writer left them (`packed`).
+    ///   - counts: what those parts' messages add to `message_count`, not flushed yet (`addedCounts`).
+    init(
+        _ db: Database, continuing packed: PackedBlocks = PackedBlocks(), counts: [Int64: MessageCountDelta] = [:]
+    ) throws {
         self.db = db
         self.packed = packed
+        addedCounts = counts
         insert = try db.cachedStatement(
             sql: """
                 INSERT INTO message (conversation_id, ts, ts_key, user_id, username, subtype, thread_ts, thread_key,

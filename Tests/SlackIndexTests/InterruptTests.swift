@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
@@ -51,10 +52,16 @@ import Testing
         let archive = try TestSupport.makeArchive()
         let stop = StopSignal()
         // The progress handler runs after each part is written: the stop is seen after the first of three.
+        let parts = Mutex<[Int]>([])
         let first = Importer(archive: archive, batchSize: 100, commitMessages: 100, stop: stop)
-            .importPaths([export.path]) { _ in stop.request() }
+            .importPaths([export.path]) { progress in
+                parts.withLock { $0.append(progress.messagesDone) }
+                stop.request()
+            }
         #expect(first.interrupted)
         #expect(first.messagesAdded == 250, "the first date, all three parts of it")
+        // Parts of at most 100 messages: 83, 83, 84.
+        #expect(parts.withLock { $0 } == [83, 166, 250])
         #expect(try archive.stats().messages == 250)
         let second = Importer(archive: archive).importPaths([export.path])
         #expect(second.messagesAdded == total - 250 && second.messagesUnchanged == 250)

@@ -77,6 +77,22 @@ import Testing
         return counts
     }
 
+    /// `message_count` as stored, and as counted from the messages.
+    static func counts(_ archive: Archive) throws -> (stored: [Row], counted: [Row]) {
+        try archive.pool.read { db in
+            (
+                try Row.fetchAll(
+                    db, sql: "SELECT conversation_id, messages FROM message_count WHERE messages != 0 ORDER BY 1"),
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT conversation_id, count(*) AS messages FROM message WHERE is_deleted = 0
+                        GROUP BY 1 ORDER BY 1
+                        """)
+            )
+        }
+    }
+
     static func blocks(_ archive: Archive) throws -> [Row] {
         try archive.pool.read { db in try Row.fetchAll(db, sql: "SELECT id, data FROM raw_block ORDER BY id") }
     }
@@ -106,11 +122,33 @@ import Testing
         #expect(try Self.blocks(split) == Self.blocks(whole))
         #expect(try ImportTests.dump(split) == ImportTests.dump(whole))
         try IndexOracle.expectExact(split)
+        let tallies = try Self.counts(split)
+        #expect(tallies.stored == tallies.counted && tallies.stored.count == 1)
+        #expect(try Self.counts(whole).stored == tallies.stored)
 
         // Written again: nothing changes and no block is added.
         let again = try Self.write(Self.date(conversation: conversation).split(maxMessages: 4), into: split)
         #expect(again.map(\.unchanged).reduce(0, +) == 27 && again.map(\.added).reduce(0, +) == 0)
         #expect(try Self.blocks(split) == Self.blocks(whole))
+    }
+
+    /// An import that ends after a part with more to come (the importer never does) commits what it wrote, its
+    /// conversation counts included.
+    @Test func partsWithoutTheirLastPartAreCommittedWithTheirCounts() throws {
+        let (archive, conversation) = try Self.archiveWithConversation()
+        let parts = Self.date(conversation: conversation).split(maxMessages: 4)
+        let sent = parts[0].messages.count + parts[1].messages.count + parts[2].messages.count
+        let written = try Self.write(Array(parts.prefix(3)), into: archive)
+        let added = written.map(\.added).reduce(0, +)
+        #expect(added == sent)
+        let counts = try Self.counts(archive)
+        #expect(counts.stored == counts.counted && counts.stored.count == 1)
+        // The blocks its messages point into are stored: every message reads back.
+        let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message") }
+        let raws = try archive.rawMessages(ids: ids)
+        #expect(ids.count == sent && sent > 4)
+        #expect(ids.allSatisfy { raws[$0]?.json.contains("part message") == true })
+        try IndexOracle.expectExact(archive)
     }
 
     /// A part whose blocks are not its earlier part's would point its messages at other JSON: refused, and the
@@ -119,7 +157,8 @@ import Testing
         let (archive, conversation) = try Self.archiveWithConversation()
         let before = try ImportTests.dump(archive)
         let first = Self.date(conversation: conversation).split(maxMessages: 4)
-        let other = Self.date(conversation: conversation, files: 2).split(maxMessages: 4)
+        // As many blocks as the first batch: only the storage tells them apart.
+        let other = Self.date(conversation: conversation).split(maxMessages: 4)
         #expect(throws: BulkImportFailure.self) {
             _ = try Self.write([first[0], other[1]], into: archive, commitMessages: 1)
         }

@@ -3,8 +3,8 @@ import Foundation
 /// Drives export sources into the archive: listings first, then day files streamed through a reader thread
 /// (inflate, minify, decode, normalise) and the calling thread (SQLite writes), overlapped on two cores.
 ///
-/// Memory stays bounded: one day file is read at a time and at most `queueDepth` batches, and at most
-/// `batchSize × 2` messages (or one batch alone, when a date holds more), wait for the writer.
+/// Memory stays bounded: one day file is read at a time; a batch (whole dates) is handed over in parts of at most
+/// `batchSize` messages, and at most `queueDepth` parts and `batchSize × 2` messages wait for the writer.
 /// Idempotent: messages are upserted on (conversation, ts); re-importing reports them unchanged.
 public final class Importer: Sendable {
     /// Called after every batch the writer writes (commits group several batches).
@@ -123,9 +123,11 @@ public final class Importer: Sendable {
         let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
         // A batch is whole dates of every conversation (written in time order): 1,370 messages a date on average in
         // the 1M export, 5,480 in the 10M one, more on its busy days; it is handed over in parts of at most
-        // `batchSize` messages (`ReaderJob.push`). Bounded by batches alone, the messages waiting grew with the
-        // export (heaptrack at 10M: 63 MB of prepared messages and their strings at the peak). Two batches' worth
-        // waiting keeps both threads as busy as eight did (`queueDepth * batchSize * 2`), interleaved:
+        // `batchSize` messages (`ReaderJob.push`), and all of a batch's parts may wait (more than `batchSize * 2`
+        // when the batch is larger), so the reader reads ahead a batch as before. Bounded by batches alone, the
+        // messages waiting grew with the export (heaptrack at 10M: 63 MB of prepared messages and their strings at
+        // the peak). Two batches' worth waiting keeps both threads as busy as eight did (`queueDepth * batchSize *
+        // 2`), interleaved:
         // 3M 61.6 and 62.0 s (119.0 and 119.8 MB peak RSS) against 61.7 and 64.2 s (138.4 and 139.4 MB); 1M 17.97 s
         // median (97.8 MB) against 18.17 s (111.9 MB), three against six batches' worth the same within noise.
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: batchSize * 2)
@@ -303,7 +305,7 @@ final class ReaderJob: @unchecked Sendable {
     var preparer: MessagePreparer
     let batchSize: Int
     let queue: BoundedQueue<ReaderBatch>
-    /// Batches the writer has written, released here at each push (`DeferredRelease`).
+    /// Batches the writer has written, released here after each push and each day file (`DeferredRelease`).
     let spent: DeferredRelease<ReaderBatch>
 
     init(
@@ -348,16 +350,18 @@ final class ReaderJob: @unchecked Sendable {
                 } catch {
                     batch.skippedFiles.append(.init(path: source.displayPath(of: file), reason: "\(error)"))
                 }
+                // The parts the writer finished while this date is read (a lock and a swap when there are none).
+                spent.releaseAll()
             }
             index = end
             // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
             ReaderJob.sortStable(&batch.store.messages, from: dayStart)
             if batch.store.messages.count >= batchSize {
-                guard push(batch) else { return }
+                guard push(consume batch) else { return }
                 batch = ReaderBatch()
             }
         }
-        push(batch)
+        push(consume batch)
     }
 
     /// Hands the writer the batch, in parts of at most `batchSize` messages (`ImportBatch.split`): a batch is
@@ -371,11 +375,14 @@ final class ReaderJob: @unchecked Sendable {
         var store = ImportBatch()
         swap(&store, &batch.store)  // moved out, so that its messages are moved into the parts, not copied
         // Each part taken out of the list as it is pushed: the list keeps no reference to the parts written.
-        var parts = Array(store.split(maxMessages: batchSize).reversed())
+        let total = store.messages.count
+        var parts = Array((consume store).split(maxMessages: batchSize).reversed())
         while let part = parts.popLast() {
             var item = parts.isEmpty ? batch : ReaderBatch()
             item.store = part
-            guard queue.push(item, weight: item.store.messages.count) else { return false }
+            // The whole batch may wait (`limit`): the reader then starts its next date while the writer writes
+            // this one, as when the batch was handed over whole.
+            guard queue.push(item, weight: item.store.messages.count, limit: total) else { return false }
             spent.releaseAll()
         }
         return true

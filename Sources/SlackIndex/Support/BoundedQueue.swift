@@ -22,11 +22,14 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     /// Appends an element, waiting while the queue is full. Returns false if the queue was closed.
     ///
+    /// - Parameter limit: a weight the queue may reach for this push when it is larger than `maxWeight` (the parts
+    ///   of one batch may all wait, so that the producer can start its next batch).
     /// - Complexity: O(1) amortized.
     @discardableResult
-    func push(_ element: Element, weight elementWeight: Int = 1) -> Bool {
+    func push(_ element: Element, weight elementWeight: Int = 1, limit: Int = 0) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        let maxWeight = max(self.maxWeight, limit)
         let elementWeight = max(0, elementWeight)
         while !closed && items.count > head
             && (items.count - head >= capacity || weight > maxWeight - min(elementWeight, maxWeight))
