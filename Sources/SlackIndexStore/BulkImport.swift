@@ -70,8 +70,8 @@ extension ImportBatch {
     }
 
     /// The batch in parts of at most `maxMessages` messages each, in order and of near-equal sizes, so that the
-    /// messages waiting between the import's threads are bounded by messages, not by how many a date holds (a
-    /// batch is whole dates: 1,370 messages a date on average in the 1M export, 5,480 in the 10M one).
+    /// import's writer holds a part rather than a batch, and the parts it has written can be freed while the rest
+    /// wait (a batch is whole dates: 1,370 messages a date on average in the 1M export, 5,480 in the 10M one).
     ///
     /// Every part shares the blocks (`rawBlocks`, not copied), since a block holds one file's messages and a
     /// date's messages are sorted across its files; `BulkImportSession.write` stores each block once, by the

@@ -4,7 +4,8 @@ import Foundation
 /// (inflate, minify, decode, normalise) and the calling thread (SQLite writes), overlapped on two cores.
 ///
 /// Memory stays bounded: one day file is read at a time; a batch (whole dates) is handed over in parts of at most
-/// `batchSize` messages, and at most `queueDepth` parts and `batchSize × 2` messages wait for the writer.
+/// `batchSize` messages, and at most `queueDepth` parts wait for the writer, weighing at most `batchSize × 2`
+/// messages or the batch being handed over, when it is larger.
 /// Idempotent: messages are upserted on (conversation, ts); re-importing reports them unchanged.
 public final class Importer: Sendable {
     /// Called after every batch the writer writes (commits group several batches).
@@ -365,9 +366,10 @@ final class ReaderJob: @unchecked Sendable {
     }
 
     /// Hands the writer the batch, in parts of at most `batchSize` messages (`ImportBatch.split`): a batch is
-    /// whole dates, so the messages waiting grew with a date's size (5,480 messages a date on average in the 10M
-    /// export against 1,370 in the 1M one). The part that ends the batch carries its counts and skips. Releases
-    /// the batches the writer is done with after each push. False when the queue is closed.
+    /// whole dates (5,480 messages a date on average in the 10M export against 1,370 in the 1M one), and whole, the
+    /// writer held one while the next waited and the one written waited to be freed. The part that ends the batch
+    /// carries its counts and skips. Releases the parts the writer is done with after each push. False when the
+    /// queue is closed.
     @discardableResult
     private func push(_ batch: consuming ReaderBatch) -> Bool {
         batch.store.placeholders = preparer.takePlaceholders()
