@@ -196,6 +196,36 @@ import Testing
         #expect(try page(.after) == ["annie: one", "annie: two"])
     }
 
+
+    /// A page shows the normalised text where the text holds markup or entities or is empty, and the text itself
+    /// otherwise (an attachment's or a file's words are searched, not shown); both ways of reading a row agree.
+    @Test func pagesShowTheNormalisedTextOnlyWhereTheTextNeedsIt() throws {
+        let day = #"""
+            [{"type":"message","user":"U1","text":"hi <@U1> &amp; <https://example.com|the doc>","ts":"1700000000.000100"},
+             {"type":"message","user":"U1","text":"see this","ts":"1700000001.000100",
+              "attachments":[{"fallback":"Preview of the page","text":"Preview of the page"}]},
+             {"type":"message","user":"U1","text":"","ts":"1700000002.000100",
+              "files":[{"id":"F1","name":"report.pdf","title":"Quarterly"}]},
+             {"type":"message","user":"U1","text":"here it is","ts":"1700000003.000100",
+              "files":[{"id":"F2","name":"notes.txt"}]},
+             {"type":"message","user":"U1","text":"a & b < c","ts":"1700000004.000100"},
+             {"type":"message","user":"U1","text":"plain words","ts":"1700000005.000100"}]
+            """#
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
+        let general = try archive.conversation(named: "general")
+        let expected = [
+            "hi @Ann Lee & the doc", "see this", "report.pdf Quarterly", "here it is", "a & b < c", "plain words",
+        ]
+        for direction in [Archive.PageDirection.before, .after] {
+            let page = try archive.page(conversation: general, direction: direction, from: nil, limit: 50)
+            #expect(page.map(\.plainText) == expected)
+            for message in page {
+                let read = try #require(try archive.message(conversation: general, tsKey: message.tsKey))
+                #expect(read.plainText == message.plainText)
+            }
+        }
+    }
     @Test func evictionUnderATinyBudgetKeepsResultsCorrect() throws {
         let archive = try TestSupport.sampleArchive()
         let tiny = Timeline(archive: archive, maxPages: 2, maxBytes: 4_000)
