@@ -19,17 +19,17 @@ package struct MrkdwnText: Sendable, Equatable {
     ///
     /// - Complexity: O(n) in the text's UTF-8 length.
     package static func normalize(_ mrkdwn: String, names: NameDirectory) -> MrkdwnText {
+        var source = mrkdwn
+        // Nothing to rewrite (most messages): the text itself, sharing its storage. A copy made here was a second
+        // string per message on the reader thread and in the messages waiting to be written.
+        let plain = source.withUTF8 { bytes in
+            !bytes.contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "&") })
+        }
+        if plain { return MrkdwnText(text: source, extra: "", hasLink: false) }
         var out: [UInt8] = []
         var extra: [UInt8] = []
         var hasLink = false
-        var source = mrkdwn
         source.withUTF8 { bytes in
-            guard !bytes.isEmpty else { return }
-            // Fast path: nothing to rewrite.
-            if !bytes.contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "&") }) {
-                out.append(contentsOf: bytes)
-                return
-            }
             out.reserveCapacity(bytes.count)
             var i = 0
             let n = bytes.count
