@@ -19,10 +19,8 @@ extension Archive {
             name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" })
         }
         if name.hasPrefix("#") { name.removeFirst() }
+        if let found = try conversation(slackID: name, in: db) { return found }
         let sql = "SELECT \(ConversationColumns.list) FROM conversation c"
-        if let row = try Row.fetchOne(db, sql: sql + " WHERE c.slack_id = ?", arguments: [name]) {
-            return conversation(row)
-        }
         var rows = try Row.fetchAll(db, sql: sql + " WHERE c.name = ? OR c.folder = ?", arguments: [name, name])
         if rows.isEmpty {
             rows = try Row.fetchAll(
@@ -42,6 +40,16 @@ extension Archive {
         }
         throw StoreError.ambiguousConversation(
             reference, candidates: rows.map { "\(conversation($0).displayName) (\($0["slack_id"] as String))" })
+    }
+
+    /// The conversation with this Slack id, or nil. Every cursor step of a `Timeline` asks, so the statement is
+    /// cached and its row read in place: prepared anew and copied by `Row.fetchOne` (which copies every value, the
+    /// member list the largest), a lookup took ~375,000 instructions, about what a page of 50 messages costs.
+    private static func conversation(slackID: String, in db: Database) throws -> Conversation? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(ConversationColumns.list) FROM conversation c WHERE c.slack_id = ?")
+        // The cursor resets the statement when it goes (GRDB's `RowCursor`), so the cached statement holds no read.
+        return try Row.fetchCursor(statement, arguments: [slackID]).next().map(conversation)
     }
 
     /// The row id of every conversation (no rows decoded).
