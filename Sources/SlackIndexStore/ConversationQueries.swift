@@ -48,8 +48,10 @@ extension Archive {
     private static func conversation(slackID: String, in db: Database) throws -> Conversation? {
         let statement = try db.cachedStatement(
             sql: "SELECT \(ConversationColumns.list) FROM conversation c WHERE c.slack_id = ?")
-        // The cursor resets the statement when it goes (GRDB's `RowCursor`), so the cached statement holds no read.
-        return try Row.fetchCursor(statement, arguments: [slackID]).next().map(conversation)
+        // The row is a view of the statement, which the cursor resets when it goes (GRDB's `RowCursor`): kept alive
+        // until the row is read (in release builds a cursor used only for `next()` went first and the row read NULLs).
+        let rows = try Row.fetchCursor(statement, arguments: [slackID])
+        return try withExtendedLifetime(rows) { try rows.next().map(conversation) }
     }
 
     /// The row id of every conversation (no rows decoded).
