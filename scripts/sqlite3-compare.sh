@@ -83,8 +83,8 @@ common=$(sqlite3 -cmd ".load ${ext%.so} sqlite3_slackindextokenizer_init" "$db" 
 medium=$(sqlite3 -cmd ".load ${ext%.so} sqlite3_slackindextokenizer_init" "$db" \
     "SELECT term FROM message_vocab WHERE doc BETWEEN 500 AND 20000 AND term GLOB '[a-z][a-z][a-z][a-z]*'
      ORDER BY term LIMIT 1")
-page="SELECT id, ts, ts_key, user_id, username, text, search_text, subtype, thread_ts, reply_count, edited_ts, is_deleted, flags
-    FROM message m INDEXED BY message_history WHERE conversation_id = $conv AND (flags & 96) != 0 AND is_deleted = 0"
+page="SELECT id, ts, ts_key, user_id, username, text, search_text, subtype, thread_ts, reply_count, edited_ts,
+    is_deleted, flags FROM message m INDEXED BY message_history WHERE conversation_id = $conv AND (flags & 96) != 0 AND is_deleted = 0"
 
 run() {  # label, sql: the shell runs the statement 1 and 51 times; the difference / 50 is one run, in ms
     local label=$1 sql=$2

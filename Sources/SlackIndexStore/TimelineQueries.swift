@@ -277,18 +277,15 @@ enum TimelineRows {
     static func message(_ row: Row, conversation: Conversation, names: [String: String]) -> Message {
         let userID: String? = row["user_id"]
         let username: String? = row["username"]
-        let text: String = row["text"]
+        var text: String = row["text"]
         let stored: String? = row["search_text"]
-        var plain: String?
-        if let stored {
-            var text = text
-            plain = text.withUTF8 { showsSearchText(text: $0, storedCount: stored.utf8.count) } ? stored : nil
-        }
+        let showsStored = text.withUTF8 { showsSearchText(text: $0, storedCount: stored?.utf8.count ?? 0) }
         return Message(
             rowID: row["id"], conversationID: conversation.id, conversation: conversation.displayName, ts: row["ts"],
             tsKey: row["ts_key"], userID: userID, user: userID.flatMap { names[$0] } ?? username ?? userID,
-            text: text, plainText: plain ?? text, subtype: row["subtype"], threadTS: row["thread_ts"],
-            replyCount: row["reply_count"], editedTS: row["edited_ts"], isDeleted: row["is_deleted"],
+            text: text, plainText: showsStored ? stored ?? text : text, subtype: row["subtype"],
+            threadTS: row["thread_ts"], replyCount: row["reply_count"], editedTS: row["edited_ts"],
+            isDeleted: row["is_deleted"],
             flags: MessageFlags(rawValue: row["flags"]), sortKey: row["id"], workspaceDomain: conversation.workspaceDomain)
     }
 }

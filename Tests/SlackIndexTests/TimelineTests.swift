@@ -196,7 +196,6 @@ import Testing
         #expect(try page(.after) == ["annie: one", "annie: two"])
     }
 
-
     /// A page shows the normalised text where the text holds markup or entities or is empty, and the text itself
     /// otherwise (an attachment's or a file's words are searched, not shown); both ways of reading a row agree.
     @Test func pagesShowTheNormalisedTextOnlyWhereTheTextNeedsIt() throws {
@@ -226,6 +225,7 @@ import Testing
             }
         }
     }
+
     @Test func evictionUnderATinyBudgetKeepsResultsCorrect() throws {
         let archive = try TestSupport.sampleArchive()
         let tiny = Timeline(archive: archive, maxPages: 2, maxBytes: 4_000)
