@@ -36,7 +36,15 @@ enum ConversationColumns {
 /// `message.search_text` holds the indexed text only where it differs from `text`: the two were equal in 74% of
 /// the generated 1M messages (85 MiB). An empty `search_text` means "the same as `text`"; a search text that is
 /// empty although `text` is not is stored as one space (it indexes to the same nothing).
-enum SearchTextColumn {
+package enum SearchTextColumn {
+    /// Whether mrkdwn text holds markup or entities (`<`, `&`): the only text `MrkdwnText.normalize` rewrites, so a
+    /// text without them is its own search text, and a page shows `text` for it (`TimelineRows.showsSearchText`).
+    package static func holdsMarkup(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+        return memchr(base, Int32(UInt8(ascii: "<")), bytes.count) != nil
+            || memchr(base, Int32(UInt8(ascii: "&")), bytes.count) != nil
+    }
+
     /// What is stored for `searchText` beside `text`.
     static func stored(_ searchText: String, text: String) -> String {
         if sameBytes(searchText, text) { return "" }

@@ -1,4 +1,3 @@
-import Foundation
 import GRDB
 import GRDBSQLite
 import Synchronization
@@ -242,10 +241,7 @@ enum TimelineRows {
     /// 50-message history page took 757,000 instructions against 557,000 now (callgrind, `bench timeline --runs
     /// 200` on the 1M archive).
     static func showsSearchText(text: UnsafeBufferPointer<UInt8>, storedCount: Int) -> Bool {
-        guard storedCount > 0 else { return false }
-        guard let base = text.baseAddress, !text.isEmpty else { return true }
-        return memchr(base, Int32(UInt8(ascii: "<")), text.count) != nil
-            || memchr(base, Int32(UInt8(ascii: "&")), text.count) != nil
+        storedCount > 0 && (text.isEmpty || SearchTextColumn.holdsMarkup(text))
     }
 
     /// Reads the current row of a statement selecting `columns`.

@@ -22,10 +22,7 @@ package struct MrkdwnText: Sendable, Equatable {
         var source = mrkdwn
         // Nothing to rewrite (most messages): the text itself, sharing its storage. A copy made here was a second
         // string per message on the reader thread and in the messages waiting to be written.
-        let plain = source.withUTF8 { bytes in
-            !bytes.contains(where: { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: "&") })
-        }
-        if plain { return MrkdwnText(text: source, extra: "", hasLink: false) }
+        if !source.withUTF8(SearchTextColumn.holdsMarkup) { return MrkdwnText(text: source, extra: "", hasLink: false) }
         var out: [UInt8] = []
         var extra: [UInt8] = []
         var hasLink = false
