@@ -165,7 +165,8 @@ final class ProgressReporter: Sendable {
 
     func update(_ p: ImportProgress) {
         guard line.due() else { return }
-        let fraction = p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0
+        // Bytes read against bytes listed: a file that grew since it was listed may take it past 1.
+        let fraction = p.bytesTotal > 0 ? min(1, Double(p.bytesDone) / Double(p.bytesTotal)) : 0
         let eta = p.eta.map { String(format: "ETA %ds", Int($0.rounded())) } ?? "ETA --"
         let counts =
             "\(Output.count(p.messagesDone)) messages, \(Output.count(Int(p.rate))) msg/s, "

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
@@ -69,16 +70,17 @@ import Testing
         // Any file beside the folders is found by name, not only the listings.
         #expect(try source.listing("integration_logs.json") == Data(#"{"logs": []}"#.utf8))
         #expect(try source.listing("random") == nil)
-        for file in source.dayFiles {
-            #expect(try source.read(file).count == Int(file.size), "\(source.displayPath(of: file))")
-        }
+        // Each folder's listed bytes are its day files' bytes.
+        var bytesRead = [Int64](repeating: 0, count: source.places.count)
+        for file in source.dayFiles { bytesRead[Int(file.folderIndex)] += Int64(try source.read(file).count) }
+        #expect(source.dayFiles.bytesByPlace == bytesRead && bytesRead.allSatisfy { $0 > 0 })
         #expect(String(decoding: try source.read(source.dayFiles[2]), as: UTF8.self).contains("0200"))
         // Entries of one folder share one record of its strings.
         let first = source.dayFiles[0]
         let second = source.dayFiles[2]
         #expect(first.folderIndex == second.folderIndex && source.place(of: first) === source.place(of: second))
-        // What the import holds per day file (the directory is never held whole).
-        #expect(MemoryLayout<DayFileEntry>.stride == 16 && MemoryLayout<ZipReader.Entry>.stride <= 40)
+        // What the import holds while listing, per directory entry (the directory is never held whole).
+        #expect(MemoryLayout<ZipReader.Entry>.stride <= 40)
         let summary = try Self.importZip(url)
         #expect(summary.messagesAdded == 3)
     }
@@ -91,13 +93,62 @@ import Testing
                 Int.random(in: 0...99, using: &generator), Int.random(in: 0...99, using: &generator)))
         }
         let entries = try names.map {
-            try DayFileEntry(folderIndex: 0, day: #require(dayNumber(ofDayFileName: $0)), size: 1)
+            try DayFileEntry(folderIndex: 0, day: #require(dayNumber(ofDayFileName: $0)))
         }
         #expect(entries.map(\.name) == names)
         #expect(entries.sorted { $0.day < $1.day }.map(\.name) == names.sorted())
         #expect(dayNumber(ofDayFileName: "2024-01-15.json") == 20_240_115)
         for name in ["2024-1-15.json", "2024-01-15.jsn", "2024-01-1x.json", "2024_01_15.json", "２０２４-01-15.json", ""] {
             #expect(dayNumber(ofDayFileName: name) == nil, "\(name)")
+        }
+    }
+
+    @Test func dayFileListsKeepEveryFileInDateThenFolderOrderWithItsFolderAndRecord() {
+        var generator = SystemRandomNumberGenerator()
+        let folderNames = ["zeta", "alpha", "Mid", "beta", "éclair", "alpha-2"]
+        for count in [0, 1, 2, 7, 300] {
+            var places = folderNames.map { DayFolder(folder: $0, container: $0 + "/") }
+            let bytes = folderNames.indices.map { Int64($0) * 1_000 + 7 }
+            let entries = (0..<count).map { index in
+                DayFileEntry(
+                    folderIndex: UInt32.random(in: 0..<UInt32(folderNames.count), using: &generator),
+                    day: [20_240_101, 20_231_231, 20_240_102, 99_991_231].randomElement(using: &generator)!,
+                    record: UInt32(index) &* 2_654_435_761)
+            }
+            // What each file must come out as: the folder by name, ordered by date, folder name, then listing order.
+            let expected = entries.enumerated()
+                .map { (day: $1.day, folder: folderNames[Int($1.folderIndex)], record: $1.record, listed: $0) }
+                .sorted { ($0.day, $0.folder, $0.listed) < ($1.day, $1.folder, $1.listed) }
+                .map { (day: $0.day, folder: $0.folder, record: $0.record) }
+            let list = DayFileList(sorting: entries, bytesByPlace: bytes, places: &places)
+            #expect(places.map(\.folder) == folderNames.sorted())
+            #expect(list.count == count)
+            let listed = list.map { (day: $0.day, folder: places[Int($0.folderIndex)].folder, record: $0.record) }
+            #expect(listed.elementsEqual(expected) { $0 == $1 }, "\(count) files")
+            // The same files date by date, each date once.
+            let byDay = list.days.flatMap { day in day.files.map { list.file(at: $0, of: day) } }
+            #expect(byDay.map(\.day) == list.map(\.day) && byDay.map(\.record) == list.map(\.record))
+            #expect(list.days.map(\.number) == Array(Set(entries.map(\.day))).sorted())
+            // Each folder's bytes follow it to its new index.
+            #expect(zip(places, list.bytesByPlace).allSatisfy { place, bytes in
+                bytes == Int64(folderNames.firstIndex(of: place.folder)!) * 1_000 + 7
+            })
+            #expect(list.bytes == bytes.reduce(0, +))
+        }
+    }
+
+    @Test func progressCountsTheBytesOfEveryDayFileReadOnce() throws {
+        for path in [TestSupport.sampleZip, TestSupport.sampleFolder] {
+            let seen = Mutex<[ImportProgress]>([])
+            let summary = try Importer(archive: TestSupport.makeArchive(), batchSize: 50).importPaths([path]) {
+                progress in seen.withLock { $0.append(progress) }
+            }
+            let steps = seen.withLock { $0 }
+            let last = try #require(steps.last)
+            #expect(steps.count > 3, "\(path)")
+            #expect(last.bytesDone == last.bytesTotal && last.bytesTotal == summary.bytes && summary.bytes > 100_000)
+            #expect(last.filesDone == last.filesTotal && last.filesTotal == summary.dayFiles)
+            #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.bytesDone <= $1.bytesDone })
         }
     }
 

@@ -1,28 +1,18 @@
 import Foundation
 
-/// One day file of one conversation folder inside an export.
-///
-/// An export lists one of these per conversation and day (698,664 for the 10M-message generated export), and the
-/// import holds the list from start to end, so an entry is 16 bytes: the folder is an index into the source's
-/// `places` (`ExportSource.place(of:)`), the date a YYYYMMDD number, and a zip entry's location is read again from
-/// the zip's central directory when the file is read (`ZipExportSource.read`), not kept. With its location and a
-/// shared folder object an entry was 48 bytes: 34 MB through the 10M export's import, now 11 MB.
+/// One day file of one conversation folder inside an export, as `DayFileList` hands it out.
 struct DayFileEntry: Sendable {
     /// A zip export: where the file's record starts in the zip's central directory, from the directory's start (a
     /// zip's directory over 4 GB is refused). A folder export: 0.
     let record: UInt32
-    /// The uncompressed size in bytes, for progress, clamped to 4 GB (a day file over 128 MB is refused when read).
-    /// The clamp keeps the import's sum of sizes from overflowing on ZIP64 sizes near 2^64.
-    let size32: UInt32
     /// The conversation folder's index in the source's `places`.
     var folderIndex: UInt32
     /// The date the name gives, as the number YYYYMMDD (`2024-01-15.json` is 20240115): it sorts as the name does.
     let day: Int32
 
     /// The day file of date `day` (`dayNumber(ofDayFileName:)`) in the folder `places[folderIndex]`.
-    init(folderIndex: UInt32, day: Int32, size: UInt64, record: UInt32 = 0) {
+    init(folderIndex: UInt32, day: Int32, record: UInt32 = 0) {
         self.record = record
-        size32 = UInt32(clamping: size)
         self.folderIndex = folderIndex
         self.day = day
     }
@@ -37,19 +27,85 @@ struct DayFileEntry: Sendable {
         }
         return String(decoding: bytes, as: UTF8.self)
     }
-    /// Uncompressed size in bytes (for progress).
-    var size: Int64 { Int64(size32) }
+}
 
-    /// Sorts `days` by date, then by folder name, and `places` by name, renumbering the entries' folders: the order
-    /// the import reads the files in.
-    static func sortByDateThenFolder(_ days: inout [DayFileEntry], places: inout [DayFolder]) {
+/// An export's day files in the order the import reads them: by date, then by folder name.
+///
+/// The import holds the list from start to end (698,664 files in the generated 10M-message export), so a file takes
+/// 8 bytes: its folder (an index into the source's `places`, `ExportSource.place(of:)`) and where its record lies in
+/// the zip's central directory (a zip entry's location is read again from there when the file is read,
+/// `ZipExportSource.read`); the date is kept once for all the files of that date, and sizes only as a sum per
+/// folder (progress counts the bytes read). With the date and size in every entry (16 bytes) the list was 11.2 MB
+/// at the 10M import's peak (heaptrack), with a location and a shared folder object (48 bytes) 34 MB.
+struct DayFileList: RandomAccessCollection, Sendable {
+    /// The files of one date: positions `files` of the list.
+    struct Day: Sendable {
+        /// The date as the number YYYYMMDD.
+        let number: Int32
+        let files: Range<Int>
+    }
+
+    /// Each file's folder index (high 32 bits) and record (low 32 bits), in the list's order.
+    private let packed: [UInt64]
+    /// The dates in order, each with its files.
+    let days: [Day]
+    /// The bytes of each folder's day files as listed, by folder index (each file counted up to 4 GB: the sum
+    /// cannot overflow, a zip lists at most 4 GB / 46 bytes of files, a folder's files are refused over 128 MB).
+    let bytesByPlace: [Int64]
+
+    /// No day files.
+    init() {
+        packed = []
+        days = []
+        bytesByPlace = []
+    }
+
+    /// Sorts `entries` by date, then by folder name, and `places` by name, renumbering the entries' folders;
+    /// `bytesByPlace` is by the folders' indices before the sort.
+    init(sorting entries: consuming [DayFileEntry], bytesByPlace: [Int64], places: inout [DayFolder]) {
         let order = places.indices.sorted { places[$0].folder < places[$1].folder }
         var rank = [UInt32](repeating: 0, count: places.count)
         for (new, old) in order.enumerated() { rank[old] = UInt32(new) }
         places = order.map { places[$0] }
-        for index in days.indices { days[index].folderIndex = rank[Int(days[index].folderIndex)] }
-        days.sort { ($0.day, $0.folderIndex) < ($1.day, $1.folderIndex) }
+        self.bytesByPlace = order.map { bytesByPlace[$0] }
+        for index in entries.indices { entries[index].folderIndex = rank[Int(entries[index].folderIndex)] }
+        entries.sort { ($0.day, $0.folderIndex) < ($1.day, $1.folderIndex) }
+        packed = entries.map { UInt64($0.folderIndex) << 32 | UInt64($0.record) }
+        var days: [Day] = []
+        var start = 0
+        while start < entries.count {
+            var end = start + 1
+            while end < entries.count && entries[end].day == entries[start].day { end += 1 }
+            days.append(Day(number: entries[start].day, files: start..<end))
+            start = end
+        }
+        self.days = days
     }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { packed.count }
+
+    /// The file at `position` (its date found by a binary search of the dates).
+    subscript(position: Int) -> DayFileEntry {
+        var low = 0
+        var high = days.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if days[middle].files.upperBound <= position { low = middle + 1 } else { high = middle }
+        }
+        return file(at: position, of: days[low])
+    }
+
+    /// The file at `position`, one of the files of `day`.
+    func file(at position: Int, of day: Day) -> DayFileEntry {
+        let value = packed[position]
+        return DayFileEntry(
+            folderIndex: UInt32(truncatingIfNeeded: value >> 32), day: day.number,
+            record: UInt32(truncatingIfNeeded: value))
+    }
+
+    /// The listed bytes of every day file.
+    var bytes: Int64 { bytesByPlace.reduce(0, +) }
 }
 
 /// A conversation folder of an export, shared by its day files' entries.
@@ -73,9 +129,9 @@ protocol ExportSource: Sendable {
     var path: String { get }
     /// Reads a top-level file (`users.json`, `channels.json`…); nil when the export has none.
     func listing(_ name: String) throws -> Data?
-    /// The day files, sorted by date then folder: the order the import reads them in (the source's array is the
-    /// import's, not a sorted copy of it: 16 bytes a file, 699,000 files in the generated 10M-message export).
-    var dayFiles: [DayFileEntry] { get }
+    /// The day files, sorted by date then folder: the order the import reads them in (the source's list is the
+    /// import's, not a sorted copy of it).
+    var dayFiles: DayFileList { get }
     /// Every conversation folder listed (some may hold no day file), sorted by name; a `DayFileEntry` names one by
     /// its index.
     var places: [DayFolder] { get }
@@ -129,7 +185,7 @@ struct FolderExportSource: ExportSource {
     let root: URL
     /// The export folder with its links resolved: links that lead outside it are not followed.
     private let resolvedRoot: String
-    let dayFiles: [DayFileEntry]
+    let dayFiles: DayFileList
     let places: [DayFolder]
     let ignoredFiles: [String]
     let folders: [String]
@@ -153,8 +209,9 @@ struct FolderExportSource: ExportSource {
             case .failure(let failure): listed.unreadable.append(failure.skipped)
             }
         }
-        DayFileEntry.sortByDateThenFolder(&listed.days, places: &listed.places)
-        dayFiles = listed.days
+        var days: [DayFileEntry] = []
+        swap(&days, &listed.days)  // moved out: the list's only reference, sorted in place
+        dayFiles = DayFileList(sorting: consume days, bytesByPlace: listed.bytesByPlace, places: &listed.places)
         places = listed.places
         ignoredFiles = listed.ignored
         folders = listed.folders
@@ -165,6 +222,8 @@ struct FolderExportSource: ExportSource {
     private struct Listed {
         var days: [DayFileEntry] = []
         var places: [DayFolder] = []
+        /// The listed bytes of each folder's day files, by its index in `places`.
+        var bytesByPlace: [Int64] = []
         var ignored: [String] = []
         var folders: [String] = []
         var unreadable: [ImportSummary.SkippedFile] = []
@@ -189,6 +248,7 @@ struct FolderExportSource: ExportSource {
             folders.append(folder)
             // Every entry of this folder shares these strings; `displayPath` is `folderPath/name` again.
             places.append(DayFolder(folder: folder, container: folderPath + "/"))
+            bytesByPlace.append(0)
             for name in names.sorted() {
                 let filePath = folderPath + "/" + name
                 guard let day = dayNumber(ofDayFileName: name) else {
@@ -200,7 +260,8 @@ struct FolderExportSource: ExportSource {
                     unreadable.append(
                         .init(path: filePath, reason: "the day file is \(size >> 20) MB, over the \(maximumDayFileSize >> 20) MB read per day file"))
                 case .success(.file(let size)):
-                    days.append(DayFileEntry(folderIndex: place, day: day, size: UInt64(clamping: size)))
+                    days.append(DayFileEntry(folderIndex: place, day: day))
+                    bytesByPlace[Int(place)] += Int64(clamping: size)
                 case .success(.folder):
                     unreadable.append(.init(path: filePath, reason: "it is a folder, not a day file"))
                 case .success(.other(let what)):

@@ -121,7 +121,10 @@ public final class Importer: Sendable {
         progress: ProgressHandler?
     ) throws {
         let files = source.dayFiles
-        let totalBytes = files.reduce(Int64(0)) { $0 + $1.size }
+        let rowIDByPlace = source.places.map { listings.rowIDsByFolder[$0.folder] }
+        // Progress counts the bytes read (`ReaderJob.run`): the files of conversations that are not imported are
+        // left out of the total.
+        let totalBytes = zip(files.bytesByPlace, rowIDByPlace).reduce(Int64(0)) { $0 + ($1.1 == nil ? 0 : $1.0) }
         // A batch is whole dates of every conversation (written in time order): 1,370 messages a date on average in
         // the 1M export, 5,480 in the 10M one, more on its busy days; it is handed over in parts of at most
         // `batchSize` messages (`ReaderJob.push`), and all of a batch's parts may wait (more than `batchSize * 2`
@@ -134,7 +137,7 @@ public final class Importer: Sendable {
         let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: batchSize * 2)
         let spent = DeferredRelease<ReaderBatch>()
         let reader = ReaderJob(
-            source: source, files: files, folderToRowID: listings.rowIDsByFolder, names: try archive.nameDirectory(),
+            source: source, files: files, rowIDByPlace: rowIDByPlace, names: try archive.nameDirectory(),
             batchSize: batchSize, queue: queue, spent: spent)
         let thread = Thread { reader.run() }
         thread.stackSize = 8 << 20
@@ -154,7 +157,7 @@ public final class Importer: Sendable {
                 growth: archive.fileSize - sizeBefore)
         }
         summary.dayFiles = files.count
-        summary.bytes = totalBytes
+        summary.bytes = files.bytes
     }
 
     /// Hands the reader's batches to the store's bulk-import session, reporting progress.
@@ -300,7 +303,7 @@ struct ReaderBatch: Sendable {
 /// `@unchecked Sendable`: it is created on the importing thread and then used only by the reader thread.
 final class ReaderJob: @unchecked Sendable {
     let source: any ExportSource
-    let files: [DayFileEntry]
+    let files: DayFileList
     /// The conversation's row id by the source's folder index (`DayFileEntry.folderIndex`); nil: not imported.
     let rowIDByPlace: [Int64?]
     var preparer: MessagePreparer
@@ -310,13 +313,13 @@ final class ReaderJob: @unchecked Sendable {
     let spent: DeferredRelease<ReaderBatch>
 
     init(
-        source: any ExportSource, files: [DayFileEntry], folderToRowID: [String: Int64], names: NameDirectory,
+        source: any ExportSource, files: DayFileList, rowIDByPlace: [Int64?], names: NameDirectory,
         batchSize: Int, queue: BoundedQueue<ReaderBatch>, spent: DeferredRelease<ReaderBatch>
     ) {
         self.spent = spent
         self.source = source
         self.files = files
-        rowIDByPlace = source.places.map { folderToRowID[$0.folder] }
+        self.rowIDByPlace = rowIDByPlace
         self.preparer = MessagePreparer(names: names)
         self.batchSize = batchSize
         self.queue = queue
@@ -331,20 +334,17 @@ final class ReaderJob: @unchecked Sendable {
     func run() {
         defer { queue.close() }
         var batch = ReaderBatch()
-        var index = 0
-        while index < files.count {
-            // All files of one date (files are sorted by date, then folder).
-            var end = index + 1
-            while end < files.count && files[end].day == files[index].day { end += 1 }
+        for day in files.days {
             let dayStart = batch.store.messages.count
-            for file in files[index..<end] {
+            for position in day.files {
+                let file = files.file(at: position, of: day)
                 batch.files += 1
-                batch.bytes += file.size
                 guard let rowID = rowIDByPlace[Int(file.folderIndex)] else { continue }
                 do {
                     let clock = ContinuousClock.now
                     let data = try source.read(file)
                     batch.phases.read += clock.duration(to: .now).seconds
+                    batch.bytes += Int64(data.count)
                     try prepare(data, file: file, conversationRowID: rowID, into: &batch)
                 } catch let error as ImportError {
                     batch.skippedFiles.append(.init(path: source.displayPath(of: file), reason: error.description))
@@ -354,7 +354,6 @@ final class ReaderJob: @unchecked Sendable {
                 // The parts the writer finished while this date is read (a lock and a swap when there are none).
                 spent.releaseAll()
             }
-            index = end
             // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
             ReaderJob.sortStable(&batch.store.messages, from: dayStart)
             if batch.store.messages.count >= batchSize {

@@ -12,7 +12,7 @@ final class ZipExportSource: ExportSource, Sendable {
     private let topFiles: [String: ZipReader.Location]
     /// A folder every entry sits in (some tools zip the export's folder, not its contents), with its `/`.
     private let prefix: String
-    let dayFiles: [DayFileEntry]
+    let dayFiles: DayFileList
     let places: [DayFolder]
     let ignoredFiles: [String]
     let folders: [String]
@@ -37,9 +37,10 @@ final class ZipExportSource: ExportSource, Sendable {
                 // (offset < directory.size <= UInt32.max, checked above)
                 listed.add(name, location: location, record: UInt32(truncatingIfNeeded: offset))
             }
-            DayFileEntry.sortByDateThenFolder(&listed.days, places: &listed.places)
+            var days: [DayFileEntry] = []
+            swap(&days, &listed.days)  // moved out: the list's only reference, sorted in place
+            dayFiles = DayFileList(sorting: consume days, bytesByPlace: listed.bytesByPlace, places: &listed.places)
             topFiles = listed.top
-            dayFiles = listed.days
             places = listed.places
             ignoredFiles = listed.ignored.sorted()
             folders = listed.places.map(\.folder)
@@ -58,6 +59,8 @@ final class ZipExportSource: ExportSource, Sendable {
         /// One folder record per folder, shared by its entries: its index in `places`.
         var placeIndex: [Substring: UInt32] = [:]
         var places: [DayFolder] = []
+        /// The listed bytes of each folder's day files, by its index in `places`.
+        var bytesByPlace: [Int64] = []
         var ignored: [String] = []
         var refused: [ImportSummary.SkippedFile] = []
 
@@ -99,10 +102,14 @@ final class ZipExportSource: ExportSource, Sendable {
                 }
                 place = next
                 places.append(DayFolder(folder: folder, container: "\(path):\(prefix)\(folder)/"))
+                bytesByPlace.append(0)
                 placeIndex[parts[0]] = place
             }
             if let day = dayNumber(ofDayFileName: name) {
-                days.append(DayFileEntry(folderIndex: place, day: day, size: location.uncompressedSize, record: record))
+                days.append(DayFileEntry(folderIndex: place, day: day, record: record))
+                // Each counted up to 4 GB (a day file over 128 MB is refused when read): ZIP64 sizes near 2^64 do
+                // not overflow the sum.
+                bytesByPlace[Int(place)] += Int64(UInt32(clamping: location.uncompressedSize))
             } else {
                 ignored.append("\(path):\(fullPath)")
             }
