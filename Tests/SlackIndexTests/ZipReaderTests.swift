@@ -152,6 +152,14 @@ import Testing
         }
     }
 
+    @Test func littleEndianFieldsAreReadFromTheDataStart() {
+        let whole = Data([0xEE, 0x50, 0x4B, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0xFF])
+        let slice = whole[1...]  // indices 1..<11: offsets count from the slice's start
+        #expect(ZipReader.u16(slice, 0) == 0x4B50 && ZipReader.u32(slice, 0) == 0x0201_4B50)
+        #expect(ZipReader.u32(slice, 3) == 0x0504_0302 && ZipReader.u64(slice, 2) == 0xFF07_0605_0403_0201)
+        #expect(ZipReader.u16(whole, 9) == 0xFF07)
+    }
+
     @Test func deflatedEntriesMatchTheFolder() throws {
         // sample-data/export.zip is deflated by the generator; every entry must inflate to the folder's bytes.
         let reader = try ZipReader(path: TestSupport.sampleZip)

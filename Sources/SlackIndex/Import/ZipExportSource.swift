@@ -68,30 +68,35 @@ final class ZipExportSource: ExportSource, Sendable {
         /// own entries, `__MACOSX` and hidden files.
         mutating func add(_ fullPath: String, location: ZipReader.Location, record: UInt32) {
             guard !fullPath.hasSuffix("/") else { return }  // A folder's own entry.
-            guard fullPath.hasPrefix(prefix) else {
+            guard fullPath.utf8.starts(with: prefix.utf8) else {
                 // Beside the folder the export is wrapped in (another export zipped with it, notes): not read, but
                 // said, as other files that are not day files are.
                 ignored.append("\(path):\(fullPath)")
                 return
             }
-            let relative = fullPath.dropFirst(prefix.count)
-            let parts = relative.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 2 else {
-                if parts.count > 2 {
-                    ignored.append("\(path):\(fullPath)")
-                } else if top.updateValue(location, forKey: String(relative)) != nil {
+            // Split at the bytes `/` (a zip names its folders so; splitting by Characters was 15% of listing the
+            // 10M export's zip).
+            let relative = fullPath.utf8.dropFirst(prefix.utf8.count)
+            guard let slash = relative.firstIndex(of: UInt8(ascii: "/")) else {
+                if top.updateValue(location, forKey: String(Substring(relative))) != nil {
                     // The same name twice: the last is read (as for the listings before), the other said.
                     ignored.append("\(path):\(fullPath)")
                 }
                 return
             }
-            let name = String(parts[1])
-            guard !parts[0].hasPrefix("__MACOSX"), !name.hasPrefix(".") else { return }
+            let nameBytes = relative[relative.index(after: slash)...]
+            guard !nameBytes.contains(UInt8(ascii: "/")) else {
+                ignored.append("\(path):\(fullPath)")
+                return
+            }
+            let folderName = Substring(relative[..<slash])
+            let name = String(Substring(nameBytes))
+            guard !folderName.hasPrefix("__MACOSX"), !name.hasPrefix(".") else { return }
             let place: UInt32
-            if let known = placeIndex[parts[0]] {
+            if let known = placeIndex[folderName] {
                 place = known
             } else {
-                let folder = String(parts[0])
+                let folder = String(folderName)
                 if let problem = unsafeFolderName(folder) {
                     refused.append(.init(path: "\(path):\(fullPath)", reason: problem))
                     return
@@ -103,7 +108,7 @@ final class ZipExportSource: ExportSource, Sendable {
                 place = next
                 places.append(DayFolder(folder: folder, container: "\(path):\(prefix)\(folder)/"))
                 bytesByPlace.append(0)
-                placeIndex[parts[0]] = place
+                placeIndex[folderName] = place
             }
             if let day = dayNumber(ofDayFileName: name) {
                 days.append(DayFileEntry(folderIndex: place, day: day, record: record))

@@ -279,7 +279,9 @@ final class ZipReader: Sendable {
     /// UTF-8 when flagged, else UTF-8 when the bytes are valid UTF-8 (Slack's zips store UTF-8 names without the
     /// flag), else code page 437 (the zip format's original encoding).
     static func decodeName(_ bytes: Data, utf8Flag: Bool) -> String {
-        if utf8Flag || bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        if utf8Flag || bytes.withUnsafeBytes({ $0.allSatisfy { $0 < 0x80 } }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
         var name = ""
         for byte in bytes {
@@ -297,18 +299,20 @@ final class ZipReader: Sendable {
         "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u{A0}"
             .unicodeScalars)
 
-    // Little-endian fields at byte offsets of a Data (indices relative to its start).
-    static func u16(_ data: Data, _ offset: Int) -> UInt16 {
-        let i = data.startIndex + offset
-        return UInt16(data[i]) | UInt16(data[i + 1]) << 8
-    }
+    // Little-endian fields at byte offsets of a Data (indices relative to its start), read as one load: byte by byte
+    // through `Data`'s subscript a 32-bit field took ~800 instructions (callgrind), and listing the 10M export's zip
+    // read 2.2 million of them. Out of range traps, as the subscript did: callers check the lengths first.
+    static func u16(_ data: Data, _ offset: Int) -> UInt16 { UInt16(littleEndian: field(data, offset)) }
 
-    static func u32(_ data: Data, _ offset: Int) -> UInt32 {
-        UInt32(u16(data, offset)) | UInt32(u16(data, offset + 2)) << 16
-    }
+    static func u32(_ data: Data, _ offset: Int) -> UInt32 { UInt32(littleEndian: field(data, offset)) }
 
-    static func u64(_ data: Data, _ offset: Int) -> UInt64 {
-        UInt64(u32(data, offset)) | UInt64(u32(data, offset + 4)) << 32
+    static func u64(_ data: Data, _ offset: Int) -> UInt64 { UInt64(littleEndian: field(data, offset)) }
+
+    private static func field<T: FixedWidthInteger>(_ data: Data, _ offset: Int) -> T {
+        data.withUnsafeBytes { bytes in
+            precondition(offset >= 0 && offset <= bytes.count - MemoryLayout<T>.size, "a zip field out of range")
+            return bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
+        }
     }
 }
 
