@@ -120,7 +120,9 @@ import Testing
                 .map { (day: $1.day, folder: folderNames[Int($1.folderIndex)], record: $1.record, listed: $0) }
                 .sorted { ($0.day, $0.folder, $0.listed) < ($1.day, $1.folder, $1.listed) }
                 .map { (day: $0.day, folder: $0.folder, record: $0.record) }
-            let list = DayFileList(sorting: entries, bytesByPlace: bytes, places: &places)
+            var taken = entries
+            let list = DayFileList(taking: &taken, bytesByPlace: bytes, places: &places)
+            #expect(taken.isEmpty)
             #expect(places.map(\.folder) == folderNames.sorted())
             #expect(list.count == count)
             let listed = list.map { (day: $0.day, folder: places[Int($0.folderIndex)].folder, record: $0.record) }

@@ -53,16 +53,12 @@ struct DayFileList: RandomAccessCollection, Sendable {
     /// cannot overflow, a zip lists at most 4 GB / 46 bytes of files, a folder's files are refused over 128 MB).
     let bytesByPlace: [Int64]
 
-    /// No day files.
-    init() {
-        packed = []
-        days = []
-        bytesByPlace = []
-    }
-
-    /// Sorts `entries` by date, then by folder name, and `places` by name, renumbering the entries' folders;
-    /// `bytesByPlace` is by the folders' indices before the sort.
-    init(sorting entries: consuming [DayFileEntry], bytesByPlace: [Int64], places: inout [DayFolder]) {
+    /// Takes `listed`'s entries (it is left empty: sorted in place, not copied) and sorts them by date, then by
+    /// folder name, and `places` by name, renumbering the entries' folders; `bytesByPlace` is by the folders'
+    /// indices before the sort.
+    init(taking listed: inout [DayFileEntry], bytesByPlace: [Int64], places: inout [DayFolder]) {
+        var entries: [DayFileEntry] = []
+        swap(&entries, &listed)
         let order = places.indices.sorted { places[$0].folder < places[$1].folder }
         var rank = [UInt32](repeating: 0, count: places.count)
         for (new, old) in order.enumerated() { rank[old] = UInt32(new) }
@@ -209,9 +205,7 @@ struct FolderExportSource: ExportSource {
             case .failure(let failure): listed.unreadable.append(failure.skipped)
             }
         }
-        var days: [DayFileEntry] = []
-        swap(&days, &listed.days)  // moved out: the list's only reference, sorted in place
-        dayFiles = DayFileList(sorting: consume days, bytesByPlace: listed.bytesByPlace, places: &listed.places)
+        dayFiles = DayFileList(taking: &listed.days, bytesByPlace: listed.bytesByPlace, places: &listed.places)
         places = listed.places
         ignoredFiles = listed.ignored
         folders = listed.folders

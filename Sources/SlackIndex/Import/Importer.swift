@@ -124,7 +124,8 @@ public final class Importer: Sendable {
         let rowIDByPlace = source.places.map { listings.rowIDsByFolder[$0.folder] }
         // Progress counts the bytes read (`ReaderJob.run`): the files of conversations that are not imported are
         // left out of the total.
-        let totalBytes = zip(files.bytesByPlace, rowIDByPlace).reduce(Int64(0)) { $0 + ($1.1 == nil ? 0 : $1.0) }
+        var totalBytes: Int64 = 0
+        for (bytes, rowID) in zip(files.bytesByPlace, rowIDByPlace) where rowID != nil { totalBytes += bytes }
         // A batch is whole dates of every conversation (written in time order): 1,370 messages a date on average in
         // the 1M export, 5,480 in the 10M one, more on its busy days; it is handed over in parts of at most
         // `batchSize` messages (`ReaderJob.push`), and all of a batch's parts may wait (more than `batchSize * 2`

@@ -37,9 +37,7 @@ final class ZipExportSource: ExportSource, Sendable {
                 // (offset < directory.size <= UInt32.max, checked above)
                 listed.add(name, location: location, record: UInt32(truncatingIfNeeded: offset))
             }
-            var days: [DayFileEntry] = []
-            swap(&days, &listed.days)  // moved out: the list's only reference, sorted in place
-            dayFiles = DayFileList(sorting: consume days, bytesByPlace: listed.bytesByPlace, places: &listed.places)
+            dayFiles = DayFileList(taking: &listed.days, bytesByPlace: listed.bytesByPlace, places: &listed.places)
             topFiles = listed.top
             places = listed.places
             ignoredFiles = listed.ignored.sorted()
