@@ -231,7 +231,10 @@ target = driver.find_element(By.CSS_SELECTOR, "#hits a.hit")
 href = target.get_attribute("href")
 target.click()
 want = href.split("/")[-1]
-wait(lambda: js("return !!document.querySelector('#timeline .linked, #threadlist .linked')"), "the result in its conversation")
+# Until the result's conversation is shown, the timeline still holds the message linked above (`.linked`): wait for
+# the result itself to be the one highlighted (waiting for any `.linked` passed at once when the page was slow).
+wait(lambda: js("""const l = [...document.querySelectorAll('#timeline .linked, #threadlist .linked')];
+  return l.length > 0 && l.every(e => e.dataset.ts === arguments[0]);""", want), "the result in its conversation")
 check(js("return document.querySelector('.linked').dataset.ts") == want, "the result's message is highlighted")
 out["result_opened"] = href.split("#", 1)[1]
 
