@@ -132,9 +132,11 @@ extension Archive {
     /// transactions, the WAL and its checkpoints, and finishes the import (workspace domain, pending events, reply
     /// counts) when `body` returns.
     ///
-    /// Transactions of `commitMessages` messages (several batches): FTS5 flushes its pending terms and SQLite
-    /// writes the touched pages at every commit, so bigger transactions write less (1M messages: 30.8 s with 2,000
-    /// per commit, 27.3 s with 20,000; RSS unchanged at ~192 MB).
+    /// Transactions of `commitMessages` messages (several batches): SQLite writes the touched pages at every
+    /// commit, so bigger transactions write less (1M messages: 30.8 s with 2,000 per commit, 27.3 s with 20,000;
+    /// the importer's default is measured in `Importer.exportCommitMessages`). FTS5 flushes its pending terms
+    /// every megabyte of them regardless (its `hashsize` default; 4 to 64 MB at 200,000 a commit imported the 3M
+    /// export in 41.9–47.0 s, within the spread of 1 MB's runs, for up to 36 MB more RSS).
     ///
     /// Checkpoints happen on their own thread (`Checkpointer`) instead of inside the writer's commits, which had
     /// cost the writer 5.4 s of the 27.3 s; the WAL starts over every `checkpointPages` pages (256 MB) and is

@@ -29,7 +29,7 @@ struct PageTargets {
 /// writer's open transaction; pages queued before them may be written after them, which changes nothing: users
 /// and conversations are upserted, placeholders never replace a stored user.
 final class PageBuffer {
-    /// The importer's `commitMessages` (20,000 by default, as for an export).
+    /// The importer's `pageMessagesPerWrite` (`Importer.pageMessagesPerWrite` by default).
     private let messagesPerWrite: Int
     private let writer: PageWriter
     private var pages: [PageWrite] = []
@@ -606,7 +606,7 @@ extension Importer {
         }
         try store(found, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
-        var targets = PageTargets(archive: archive, messagesPerWrite: commitMessages)
+        var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         try database.forEachMessage(batch: Importer.slackdumpBatch) { rows in
             guard stop?.isRequested != true else {

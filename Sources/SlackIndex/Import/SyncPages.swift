@@ -191,7 +191,7 @@ extension Importer {
         summary.sources = [path]
         let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
-        var targets = PageTargets(archive: archive, messagesPerWrite: commitMessages)
+        var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
         if let conversation { targets.forced = try conversationOrNew(named: conversation, summary: &summary) }
         let unowned = try importListings(others, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
