@@ -127,6 +127,7 @@ import Testing
             #expect(list.count == count)
             let listed = list.map { (day: $0.day, folder: places[Int($0.folderIndex)].folder, record: $0.record) }
             #expect(listed.elementsEqual(expected) { $0 == $1 }, "\(count) files")
+            #expect(Array(list.folderIndices) == list.map(\.folderIndex))
             // The same files date by date, each date once.
             let byDay = list.days.flatMap { day in day.files.map { list.file(at: $0, of: day) } }
             #expect(byDay.map(\.day) == list.map(\.day) && byDay.map(\.record) == list.map(\.record))

@@ -114,7 +114,7 @@ public final class Importer: Sendable {
         summary.skippedFiles += source.unreadable
         let listings = ExportListings(source: source, path: path, summary: &summary)
         var folderHasDays = [Bool](repeating: false, count: source.places.count)
-        for file in source.dayFiles { folderHasDays[Int(file.folderIndex)] = true }
+        for folder in source.dayFiles.folderIndices { folderHasDays[Int(folder)] = true }
         let dayFolders = Set(source.places.indices.lazy.filter { folderHasDays[$0] }.map { source.places[$0].folder })
         let inputs = listings.conversationInputs(dayFolders: dayFolders, summary: &summary)
         let stored = try archive.storeExportListings(
