@@ -143,6 +143,29 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
         #expect(sliced.isComplete == reference.complete)
     }
 
+    /// Whitespace runs of every length up to 20 (the minifier skips spaces eight at a time), at the end too. (The
+    /// reference does not know values that follow the first one, so completeness is compared without whitespace.)
+    @Test(arguments: [1, 2, 3] as [UInt64]) func minifierMatchesTheReferenceOnAnyWhitespace(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let tokens = ["[", "]", "{", "}", ",", ":", "\"a b\"", "\"x\\\"  y\"", "12", "true", "\n", "\t", "\r"]
+        for _ in 0..<500 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0..<16, using: &rng) {
+                text += String(repeating: " ", count: Int.random(in: 0...20, using: &rng))
+                text += tokens.randomElement(using: &rng) ?? ""
+            }
+            text += String(repeating: " ", count: Int.random(in: 0...20, using: &rng))
+            let sliced = Self.slice(text)
+            let reference = Self.referenceMinify(Array(text.utf8))
+            #expect(sliced.bytes == reference.bytes, "\(text.debugDescription)")
+            // Whitespace changes nothing else: the minified text slices to the same elements and completeness.
+            let again = sliced.bytes.withUnsafeBytes { JSONSlicer($0) }
+            #expect(again.elements == sliced.elements, "\(text.debugDescription)")
+            #expect(again.isComplete == sliced.isComplete, "\(text.debugDescription)")
+            #expect(!sliced.isComplete || reference.complete)
+        }
+    }
+
     @Test func minifierFindsTheElements() {
         let sliced = Self.slice("[ {\"a\": \"x, y\"}, [1, 2], \"s]\", 3 ]")
         let elements = sliced.elements.map { String(decoding: sliced.bytes[$0], as: UTF8.self) }

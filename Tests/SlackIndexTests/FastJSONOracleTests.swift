@@ -81,7 +81,9 @@ import Testing
                 let element = UnsafeBufferPointer(rebasing: buffer[range])
                 let reference = try #require(CodableMessageReference.decode(element), "\(file) #\(index)")
                 let fast = try #require(try? MessageRecord(json: element), "\(file) #\(index)")
-                let problems = differences(fast, reference) + rangeProblems(fast, in: element)
+                let problems =
+                    differences(fast, reference) + rangeProblems(fast, in: element)
+                    + profileProblems(fast, in: Array(element))
                 #expect(problems.isEmpty, "\(file) #\(index): \(problems)")
             }
             return elements.count
@@ -110,6 +112,7 @@ import Testing
                 if !fast.changedMessage.isEmpty { tally.revisions += 1 }
                 problems = Self.differences(fast, reference)
                 problems += bytes.withUnsafeBufferPointer { Self.rangeProblems(fast, in: $0) }
+                problems += Self.profileProblems(minifying: bytes)
             case (.none, .none):
                 tally.refusedByBoth += 1
                 if !accepted { tally.notJSON += 1 }
@@ -218,9 +221,11 @@ import Testing
         ("profileHandle", \.profileHandle), ("profileRealName", \.profileRealName),
         ("profileDisplayName", \.profileDisplayName),
     ]
-    /// `MessageRecord`'s other fields, compared one by one (`innerMessageRange` by `rangeProblems`).
+    /// `MessageRecord`'s other fields, compared one by one (`innerMessageRange` by `rangeProblems`, `profileMember`
+    /// by `profileProblems`).
     static let otherMessageFields = [
         "text", "textRepaired", "replyCount", "isPinned", "reactions", "files", "attachments", "changedMessage", "innerMessageRange",
+        "profileMember",
     ]
     /// `FileRecord`'s optional string fields, by name (`size` is the other one).
     static let fileStrings: [(String, any KeyPath<FileRecord, String?> & Sendable)] = [
@@ -305,6 +310,26 @@ import Testing
     /// What is wrong with `record.innerMessageRange` in `bytes` (the buffer `record` was decoded from): it must be
     /// set exactly when `changedMessage` is, and the bytes it covers must decode, alone, to `changedMessage[0]`
     /// with both decoders; the same down the chain of revisions.
+    /// The JSON the archive keeps, with `user_profile` cut where the decoder found it, is what scanning the stored
+    /// object for the member gives (`bytes` minified, as the importers pass them).
+    static func profileProblems(_ record: MessageRecord, in bytes: [UInt8]) -> [String] {
+        var object = 0..<bytes.count
+        if record.subtype == "message_changed", let inner = record.innerMessageRange { object = inner }
+        let scanned = JSONSlicer.text(of: object, in: bytes, removing: "user_profile")
+        let stored = JSONSlicer.storedText(of: record, at: 0..<bytes.count, in: bytes)
+        guard stored != scanned else { return [] }
+        return ["stored JSON \(stored.debugDescription) ≠ scanned \(scanned.debugDescription)"]
+    }
+
+    /// `profileProblems` of the case minified as the importers minify day files (generated cases hold whitespace).
+    static func profileProblems(minifying bytes: [UInt8]) -> [String] {
+        let sliced = ([UInt8(ascii: "[")] + bytes + [UInt8(ascii: "]")]).withUnsafeBytes { JSONSlicer($0) }
+        guard sliced.isComplete, sliced.elements.count == 1, let element = sliced.elements.first else { return [] }
+        let minified = Array(sliced.bytes[element])
+        guard let record = try? minified.withUnsafeBufferPointer({ try MessageRecord(json: $0) }) else { return [] }
+        return profileProblems(record, in: minified)
+    }
+
     static func rangeProblems(_ record: MessageRecord, in bytes: UnsafeBufferPointer<UInt8>) -> [String] {
         guard let inner = record.changedMessage.first else {
             return record.innerMessageRange == nil ? [] : ["innerMessageRange without a changed message"]

@@ -154,6 +154,60 @@ import Testing
         #expect(unpacked > 100)
     }
 
+    /// The word-at-a-time check agrees with a byte-at-a-time one for every byte value at every position.
+    @Test func markerBytesAreFoundAtAnyPosition() {
+        for length in 1...24 {
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = UInt8(value)
+                    let expected = (1...7).contains(value) || (14...17).contains(value)
+                    let found = bytes.withUnsafeBufferPointer { RawElision.holdsMarker($0) }
+                    #expect(found == expected, "\(value) at \(position) of \(length)")
+                }
+            }
+        }
+        #expect([UInt8]().withUnsafeBufferPointer { RawElision.holdsMarker($0) } == false)
+    }
+
+    /// A text's kind (which escapings write it differently) as a byte-at-a-time reading gives it, for texts whose
+    /// special bytes fall anywhere in or across the eight-byte words the check passes over.
+    @Test(arguments: [1, 2] as [UInt64]) func textKindsMatchAByteAtATimeReading(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let pieces = ["a", "a", "a", "a", "a", "a", "/", "<", ">", "&", "é", "\u{2028}", "\u{0}", "😀", "\n"]
+        for _ in 0..<3_000 {
+            let text = (0..<Int.random(in: 0..<30, using: &rng)).map { _ in pieces.randomElement(using: &rng) ?? "" }
+                .joined()
+            let kind = RawElision.TextKind(text)
+            let bytes = Array(text.utf8)
+            #expect(kind.nul == bytes.contains(0), "\(text.debugDescription)")
+            #expect(kind.slash == bytes.contains(UInt8(ascii: "/")), "\(text.debugDescription)")
+            #expect(kind.nonASCII == bytes.contains { $0 >= 0x80 }, "\(text.debugDescription)")
+            let goSpecial = bytes.contains { "<>&".utf8.contains($0) || $0 == 0xE2 }
+            #expect(kind.goSpecial == goSpecial, "\(text.debugDescription)")
+        }
+    }
+
+    /// A string closes at the first quote after an even run of backslashes, as a walk that skips each escaped byte
+    /// finds it.
+    @Test(arguments: [1, 2] as [UInt64]) func stringsCloseWhereAWalkEndsThem(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        for _ in 0..<2_000 {
+            // Mostly plain bytes, so that runs of eight without a quote or backslash occur too.
+            let alphabet: [UInt8] =
+                [UInt8(ascii: "\""), UInt8(ascii: "\\")] + Array(repeating: UInt8(ascii: "a"), count: 10)
+            let json: [UInt8] = [UInt8(ascii: "\"")] + (0..<Int.random(in: 0..<40, using: &rng)).map { _ in
+                alphabet.randomElement(using: &rng) ?? 0
+            }
+            var walk: Int? = 1
+            while let end = walk, end < json.count, json[end] != UInt8(ascii: "\"") {
+                walk = end + (json[end] == UInt8(ascii: "\\") ? 2 : 1)
+            }
+            let expected = walk.flatMap { $0 < json.count ? $0 : nil }
+            #expect(json.withUnsafeBufferPointer { RawElision.closingQuote(in: $0, after: 0) } == expected, "\(json)")
+        }
+    }
+
     /// JSON that holds a marker byte stays unpacked; with fields holding a NUL, it is packed as it is.
     @Test func markersAndNULsLeaveTheJSONAsItIs() {
         let raw = #"{"text":"hi","ts":"1.2"}"#

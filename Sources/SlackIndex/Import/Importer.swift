@@ -469,13 +469,10 @@ final class ReaderJob: @unchecked Sendable {
                 }
                 continue
             }
-            var range = sliced.elements[index]
-            if record.subtype == "message_changed", let inner = record.innerMessageRange {
-                range = (range.lowerBound + inner.lowerBound)..<(range.lowerBound + inner.upperBound)
-            }
+            let element = sliced.elements[index]
             // `user_profile` repeats the author's profile in every message (a third of the bytes); the user
             // table keeps the names, so the archive keeps the rest of the message as Slack wrote it.
-            let raw = JSONSlicer.text(of: range, in: sliced.bytes, removing: "user_profile")
+            let raw = JSONSlicer.storedText(of: record, at: element, in: sliced.bytes)
             switch preparer.prepare(record, raw: raw, conversationRowID: conversationRowID) {
             case .success(let message): batch.store.messages.append(message)
             case .failure(let rejection): batch.skipReasons[rejection.rawValue, default: 0] += 1

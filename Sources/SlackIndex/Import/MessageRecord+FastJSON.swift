@@ -90,6 +90,7 @@ extension MessageRecord {
         var userProfile: (handle: String?, realName: String?, displayName: String?)?
         var botProfileHandle: String??
         var messageRange: Range<Int>?
+        var profileMember: Range<Int>?
 
         var seen: UInt32 = 0
         var first = true
@@ -98,6 +99,10 @@ extension MessageRecord {
         while let rawKey = try c.nextKey(first: &first) {
             if !rawKey.isPlain && !c.isDecodable(rawKey) { decodableKeys = false }
             let key = c.classify(rawKey, MessageKey.classify)
+            // The first member whose key's bytes are `user_profile`, from its key's quote to its value's end: what
+            // `JSONSlicer.text(of:in:removing:)` finds by scanning the object again.
+            let profileStart = key == .userProfile && rawKey.isPlain && profileMember == nil ? rawKey.start - 1 : nil
+            defer { if let profileStart { profileMember = profileStart..<c.index } }
             if key != .other {
                 let bit: UInt32 = 1 << key.rawValue
                 if seen & bit != 0 {
@@ -162,7 +167,7 @@ extension MessageRecord {
             deletedTS: deletedTS, channel: channel,
             profileHandle: userProfile != nil ? userProfile?.handle : botProfileHandle ?? nil,
             profileRealName: userProfile?.realName, profileDisplayName: userProfile?.displayName,
-            changedMessage: [], textRepaired: textRepaired)
+            changedMessage: [], textRepaired: textRepaired, profileMember: profileMember)
         return (record, subtype == "message_changed" ? messageRange : nil)
     }
 }

@@ -39,6 +39,9 @@ package struct MessageRecord: Sendable {
     /// `text` held characters that could not be stored as they were (control bytes JSON forbids, invalid UTF-8,
     /// lone surrogates, NUL): they were replaced by U+FFFD and the rest kept.
     var textRepaired = false
+    /// The first member whose key's bytes are `user_profile` (from its key's quote to the end of its value), in the
+    /// buffer given to `init(json:)`: what the archive leaves out of the message's JSON (`JSONSlicer.text`).
+    var profileMember: Range<Int>?
 
     /// True when the text this message stores (its revision's, for `message_changed`) was repaired.
     var isTextRepaired: Bool { textRepaired || changedMessage.first?.isTextRepaired == true }

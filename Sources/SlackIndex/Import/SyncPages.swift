@@ -354,7 +354,7 @@ extension Importer {
                 }
                 outcome.threads.append(SyncThreadMark(ts: ts, latestReply: latest))
             }
-            let raw = JSONSlicer.text(of: range, in: page.bytes, removing: "user_profile")
+            let raw = JSONSlicer.storedText(of: record, at: elements[index], in: page.bytes)
             switch preparer.prepare(record, raw: raw, conversationRowID: conversation.rowID) {
             case .success(var message):
                 message.flags |= extraFlags.rawValue
