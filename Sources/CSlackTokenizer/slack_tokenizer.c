@@ -566,6 +566,10 @@ int slackindex_register_tokenizer(sqlite3 *db) {
   return si_register_rank(api);
 }
 
+int slackindex_disable_sqlite_memory_statistics(void) {
+  return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 const char *slackindex_tokenizer_version(void) {
   return "slackindex-" SI_RULES_VERSION " icu-" U_ICU_VERSION;
 }

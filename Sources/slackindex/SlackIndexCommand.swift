@@ -34,6 +34,8 @@ enum Main {
     /// Global options may come before the subcommand (`slackindex --db x.sqlite search foo`); argument-parser
     /// reads a subcommand's options only after its name, so they are moved there first.
     static func main() async {
+        // Before anything opens an archive (SQLite's configuration is only read before its first use).
+        Archive.disableSQLiteMemoryStatistics()
         let arguments = GlobalArguments.reordered(Array(CommandLine.arguments.dropFirst()))
         Output.configureColor(GlobalArguments.value(of: "--color", in: arguments), environment: ProcessInfo.processInfo.environment)
         if let unknown = UnknownCommand.find(in: arguments) {

@@ -265,3 +265,25 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
         #expect(check.threadsToRecount() == [1: [20, 30, 50, 60]])
     }
 }
+
+/// The writer's copies of bound strings (`BindArena`): each stays as it was until `reset()`, across chunks and for
+/// strings larger than a chunk, round after round of reuse.
+@Suite struct BindArenaTests {
+    @Test func copiesStayIntactUntilReset() {
+        let arena = BindArena()
+        for round in 0..<3 {
+            var copies: [(UnsafeBufferPointer<CChar>, [UInt8])] = []
+            for index in 0..<2_000 {
+                // Short strings, empty ones, and now and then one longer than a chunk.
+                let length = index % 500 == 7 ? 40_000 : (index * 37 + round) % 90
+                let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &+ round) }
+                copies.append((bytes.withUnsafeBufferPointer { arena.copy($0) }, bytes))
+            }
+            for (copy, bytes) in copies {
+                #expect(copy.count == bytes.count)
+                #expect(copy.map { UInt8(bitPattern: $0) } == bytes)
+            }
+            arena.reset()
+        }
+    }
+}
