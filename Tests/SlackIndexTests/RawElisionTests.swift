@@ -154,6 +154,16 @@ import Testing
         #expect(unpacked > 100)
     }
 
+    /// Slice offsets and lengths are written in decimal after what the buffer holds.
+    @Test func decimalsAreAppendedAsWritten() {
+        for value in Array(0...1_100) + [9_999, 10_000, 123_456_789, Int(Int32.max), Int.max] {
+            var out: [UInt8] = [7, 8]
+            RawElision.appendDecimal(value, to: &out)
+            #expect(out == [7, 8] + Array(String(value).utf8), "\(value)")
+            #expect(RawElision.decimalCount(value) == String(value).count)
+        }
+    }
+
     /// The word-at-a-time check agrees with a byte-at-a-time one for every byte value at every position.
     @Test func markerBytesAreFoundAtAnyPosition() {
         for length in 1...24 {

@@ -157,7 +157,11 @@ final class ZipReader: Sendable {
         var entry: UInt64 = 0
         while entry < directory.count {
             let recordOffset = bufferStart + UInt64(position)
-            if let record = try parseRecord(buffer, at: position, entry: entry + 1, offset: recordOffset) {
+            // The record read from the buffer's bytes: through `Data` each field read was an exclusivity check
+            // and an access to its storage (~7,000 instructions a record, 1.7% of the 100k import's main thread).
+            if let record = try buffer.withUnsafeBytes({
+                try parseRecord($0, at: position, entry: entry + 1, offset: recordOffset)
+            }) {
                 try visit(recordOffset, record.location, record.name)
                 position = record.end
                 entry += 1
@@ -192,7 +196,7 @@ final class ZipReader: Sendable {
                 data = try file.read(at: directory.offset + offset, count: length)
             }
         }
-        guard let record = try parseRecord(data, at: 0, entry: nil, offset: offset) else {
+        guard let record = try data.withUnsafeBytes({ try parseRecord($0, at: 0, entry: nil, offset: offset) }) else {
             throw Failure("the central directory record at \(offset) runs past the directory (the file is damaged)")
         }
         return (record.location, record.name)
@@ -204,7 +208,7 @@ final class ZipReader: Sendable {
     /// - Throws: `Failure` when the bytes there are not a directory record, named in the message by `entry` (its
     ///   number) or else by `offset` (the record's offset in the directory).
     private static func parseRecord(
-        _ data: Data, at position: Int, entry: UInt64?, offset: UInt64
+        _ data: UnsafeRawBufferPointer, at position: Int, entry: UInt64?, offset: UInt64
     ) throws -> (location: Location, name: String, end: Int)? {
         func damaged() -> Failure {
             Failure("the central directory is damaged at " + (entry.map { "entry \($0)" } ?? "offset \(offset)"))
@@ -221,7 +225,7 @@ final class ZipReader: Sendable {
         let end = extraStart + extraLength + Int(u16(data, position + 32))
         guard end <= data.count else { return nil }
         let name = decodeName(
-            data[data.startIndex + nameStart..<data.startIndex + extraStart], utf8Flag: flags & 0x0800 != 0)
+            UnsafeRawBufferPointer(rebasing: data[nameStart..<extraStart]), utf8Flag: flags & 0x0800 != 0)
         var location = Location(
             localHeaderOffset: UInt64(u32(data, position + 42)), compressedSize: UInt64(u32(data, position + 20)),
             uncompressedSize: UInt64(u32(data, position + 24)), crc: u32(data, position + 16), flags: flags,
@@ -253,7 +257,7 @@ final class ZipReader: Sendable {
     }
 
     /// Replaces the 32-bit fields set to 0xFFFFFFFF by the values in the ZIP64 extra field (tag 1), in its order.
-    private static func applyZIP64(_ data: Data, _ extra: Range<Int>, to entry: inout Location) {
+    private static func applyZIP64(_ data: UnsafeRawBufferPointer, _ extra: Range<Int>, to entry: inout Location) {
         var position = extra.lowerBound
         while position + 4 <= extra.upperBound {
             let tag = u16(data, position)
@@ -279,7 +283,11 @@ final class ZipReader: Sendable {
     /// UTF-8 when flagged, else UTF-8 when the bytes are valid UTF-8 (Slack's zips store UTF-8 names without the
     /// flag), else code page 437 (the zip format's original encoding).
     static func decodeName(_ bytes: Data, utf8Flag: Bool) -> String {
-        if utf8Flag || bytes.withUnsafeBytes({ $0.allSatisfy { $0 < 0x80 } }) {
+        bytes.withUnsafeBytes { decodeName($0, utf8Flag: utf8Flag) }
+    }
+
+    static func decodeName(_ bytes: UnsafeRawBufferPointer, utf8Flag: Bool) -> String {
+        if utf8Flag || bytes.allSatisfy({ $0 < 0x80 }) {
             return String(decoding: bytes, as: UTF8.self)
         }
         if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
@@ -309,10 +317,24 @@ final class ZipReader: Sendable {
     static func u64(_ data: Data, _ offset: Int) -> UInt64 { UInt64(littleEndian: field(data, offset)) }
 
     private static func field<T: FixedWidthInteger>(_ data: Data, _ offset: Int) -> T {
-        data.withUnsafeBytes { bytes in
-            precondition(offset >= 0 && offset <= bytes.count - MemoryLayout<T>.size, "a zip field out of range")
-            return bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
-        }
+        data.withUnsafeBytes { field($0, offset) }
+    }
+
+    static func u16(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt16 {
+        UInt16(littleEndian: field(bytes, offset))
+    }
+
+    static func u32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+        UInt32(littleEndian: field(bytes, offset))
+    }
+
+    static func u64(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+        UInt64(littleEndian: field(bytes, offset))
+    }
+
+    private static func field<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {
+        precondition(offset >= 0 && offset <= bytes.count - MemoryLayout<T>.size, "a zip field out of range")
+        return bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
     }
 }
 
