@@ -165,7 +165,9 @@ struct MessageWriter {
         try Self.bindFirst(s, block.id, on: db.sqliteConnection)
         let connection = db.sqliteConnection
         try packed.blocks[base + location.block].withUnsafeBytes { bytes in
-            sqlite3_bind_blob(s, 2, bytes.baseAddress ?? UnsafeRawPointer(MessageWriter.empty), Int32(bytes.count), nil)
+            let code = sqlite3_bind_blob64(
+                s, 2, bytes.baseAddress ?? UnsafeRawPointer(MessageWriter.empty), sqlite3_uint64(bytes.count), nil)
+            try Self.check(code, s, on: connection)
             try Self.step(s, on: connection)
         }
         packed.ids[base + location.block] = (block.id, true)
@@ -203,18 +205,18 @@ struct MessageWriter {
         // statement that bound them has stepped, and each binds all its parameters again before it steps.
         arena.reset()
         try Self.bindFirst(s, m.pointee.conversationRowID, on: db.sqliteConnection)
-        bind(s, 2, m.pointee.ts)
+        try bind(s, 2, m.pointee.ts)
         sqlite3_bind_int64(s, 3, m.pointee.tsKey)
-        bind(s, 4, m.pointee.userID)
-        bind(s, 5, m.pointee.username)
-        bind(s, 6, m.pointee.subtype)
-        bind(s, 7, m.pointee.threadTS)
+        try bind(s, 4, m.pointee.userID)
+        try bind(s, 5, m.pointee.username)
+        try bind(s, 6, m.pointee.subtype)
+        try bind(s, 7, m.pointee.threadTS)
         if let threadKey = m.pointee.threadKey { sqlite3_bind_int64(s, 8, threadKey) } else { sqlite3_bind_null(s, 8) }
         sqlite3_bind_int64(s, 9, m.pointee.replyCount)
-        bind(s, 10, m.pointee.editedTS)
+        try bind(s, 10, m.pointee.editedTS)
         sqlite3_bind_int64(s, 11, m.pointee.editedKey)
         sqlite3_bind_int64(s, 12, m.pointee.flags)
-        bind(s, 15, m.pointee.searchExtra)
+        try bind(s, 15, m.pointee.searchExtra)
         sqlite3_bind_int64(s, 17, m.pointee.hash)
         sqlite3_bind_int64(s, 18, id)
         let location = rawBlock == nil ? nil : m.pointee.rawLocation
@@ -232,9 +234,9 @@ struct MessageWriter {
         try Self.withBytes(m.pointee.text) { text in
             try Self.withBytes(SearchTextColumn.stored(m.pointee.searchText, text: m.pointee.text)) { searchText in
                 try Self.withBytes(location == nil ? m.pointee.raw : "") { raw in
-                    Self.bindStatic(s, 13, text)
-                    Self.bindStatic(s, 14, searchText)
-                    Self.bindStatic(s, 16, raw)
+                    try Self.bindStatic(s, 13, text, on: connection)
+                    try Self.bindStatic(s, 14, searchText, on: connection)
+                    try Self.bindStatic(s, 16, raw, on: connection)
                     try Self.step(s, on: connection)
                 }
             }
@@ -255,7 +257,12 @@ struct MessageWriter {
     /// Binds the statement's first parameter, and throws when SQLite refuses it (the statement is not ready): the
     /// other binds of the same statement then fail alike, and stepping it would write other values.
     private static func bindFirst(_ statement: OpaquePointer, _ value: Int64, on connection: OpaquePointer?) throws {
-        let code = sqlite3_bind_int64(statement, 1, value)
+        try check(sqlite3_bind_int64(statement, 1, value), statement, on: connection)
+    }
+
+    /// Throws unless a bind's `code` is SQLITE_OK: a refused value (past SQLite's length limit) would leave the
+    /// value bound before it, and the statement would step with another message's value.
+    private static func check(_ code: Int32, _ statement: OpaquePointer, on connection: OpaquePointer?) throws {
         guard code == SQLITE_OK else {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)),
@@ -263,10 +270,16 @@ struct MessageWriter {
         }
     }
 
-    private static func bindStatic(_ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
-        _ = bytes.withMemoryRebound(to: CChar.self) { chars in
-            sqlite3_bind_text(statement, index, chars.baseAddress ?? MessageWriter.empty, Int32(chars.count), nil)
+    /// Binds `bytes` as text that SQLite reads in place (SQLITE_STATIC): they must stay until the statement steps.
+    private static func bindStatic(
+        _ statement: OpaquePointer, _ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>, on connection: OpaquePointer?
+    ) throws {
+        let code = bytes.withMemoryRebound(to: CChar.self) { chars in
+            sqlite3_bind_text64(
+                statement, index, chars.baseAddress ?? MessageWriter.empty, sqlite3_uint64(chars.count), nil,
+                UInt8(SQLITE_UTF8))
         }
+        try check(code, statement, on: connection)
     }
 
     private func insertIndex(id: Int64, _ text: String, _ extra: String) throws {
@@ -276,8 +289,8 @@ struct MessageWriter {
         let connection = db.sqliteConnection
         try Self.withBytes(text) { text in
             try Self.withBytes(extra) { extra in
-                Self.bindStatic(s, 2, text)
-                Self.bindStatic(s, 3, extra)
+                try Self.bindStatic(s, 2, text, on: connection)
+                try Self.bindStatic(s, 3, extra, on: connection)
                 try Self.step(s, on: connection)
             }
         }
@@ -291,15 +304,15 @@ struct MessageWriter {
         return try copy.withUTF8(body)
     }
 
-    /// Binds a copy of `value` in `arena`, which holds it until the statement's next message (`ready` empties it):
-    /// with SQLITE_TRANSIENT, SQLite's own copy was a malloc and a free per string, ~2% of the writer thread.
-    private func bind(_ statement: OpaquePointer, _ index: Int32, _ value: String?) {
+    /// Binds a copy of `value` made in `arena`, which keeps it until `insertRow` starts the next message: with
+    /// SQLITE_TRANSIENT, SQLite's own copy was a malloc and a free per string, ~2% of the writer thread.
+    private func bind(_ statement: OpaquePointer, _ index: Int32, _ value: String?) throws {
         guard let value else {
             sqlite3_bind_null(statement, index)
             return
         }
         let copy = Self.withBytes(value) { arena.copy($0) }
-        sqlite3_bind_text(statement, index, copy.baseAddress ?? MessageWriter.empty, Int32(copy.count), nil)
+        try Self.bindStatic(statement, index, copy, on: db.sqliteConnection)
     }
 
     private func step(_ statement: OpaquePointer) throws {
@@ -402,9 +415,9 @@ struct MessageWriter {
             for reaction in m.pointee.reactions {
                 defer { sqlite3_reset(s) }
                 try Self.bindFirst(s, id, on: db.sqliteConnection)
-                bind(s, 2, reaction.name)
+                try bind(s, 2, reaction.name)
                 sqlite3_bind_int64(s, 3, reaction.count)
-                bind(s, 4, reaction.usersJSON)
+                try bind(s, 4, reaction.usersJSON)
                 try step(s)
             }
         }
@@ -414,16 +427,16 @@ struct MessageWriter {
                 defer { sqlite3_reset(s) }
                 try Self.bindFirst(s, id, on: db.sqliteConnection)
                 sqlite3_bind_int64(s, 2, Int64(position))
-                bind(s, 3, file.id)
-                bind(s, 4, file.name)
-                bind(s, 5, file.title)
-                bind(s, 6, file.mimetype)
-                bind(s, 7, file.filetype)
+                try bind(s, 3, file.id)
+                try bind(s, 4, file.name)
+                try bind(s, 5, file.title)
+                try bind(s, 6, file.mimetype)
+                try bind(s, 7, file.filetype)
                 if let size = file.size { sqlite3_bind_int64(s, 8, size) } else { sqlite3_bind_null(s, 8) }
-                bind(s, 9, file.mode)
-                bind(s, 10, file.urlPrivate)
-                bind(s, 11, file.urlPrivateDownload)
-                bind(s, 12, file.permalink)
+                try bind(s, 9, file.mode)
+                try bind(s, 10, file.urlPrivate)
+                try bind(s, 11, file.urlPrivateDownload)
+                try bind(s, 12, file.permalink)
                 try step(s)
             }
         }
@@ -477,7 +490,7 @@ final class BindArena {
     }
 
     /// A copy of `bytes`, valid until the next `reset()`.
-    func copy(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<CChar> {
+    func copy(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         while current < chunks.count && chunks[current].count - used < bytes.count {
             current += 1
             used = 0
@@ -489,7 +502,7 @@ final class BindArena {
         let start = chunks[current].baseAddress.map { $0 + used }
         if let start, let source = bytes.baseAddress { start.copyMemory(from: source, byteCount: bytes.count) }
         used += bytes.count
-        return UnsafeBufferPointer(start: start?.assumingMemoryBound(to: CChar.self), count: bytes.count)
+        return UnsafeBufferPointer(start: start?.assumingMemoryBound(to: UInt8.self), count: bytes.count)
     }
 
     /// Makes every chunk free again (the copies made so far must no longer be read).

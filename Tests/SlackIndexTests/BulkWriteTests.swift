@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
@@ -272,7 +273,7 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
     @Test func copiesStayIntactUntilReset() {
         let arena = BindArena()
         for round in 0..<3 {
-            var copies: [(UnsafeBufferPointer<CChar>, [UInt8])] = []
+            var copies: [(UnsafeBufferPointer<UInt8>, [UInt8])] = []
             for index in 0..<2_000 {
                 // Short strings, empty ones, and now and then one longer than a chunk.
                 let length = index % 500 == 7 ? 40_000 : (index * 37 + round) % 90
@@ -281,9 +282,52 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
             }
             for (copy, bytes) in copies {
                 #expect(copy.count == bytes.count)
-                #expect(copy.map { UInt8(bitPattern: $0) } == bytes)
+                #expect(Array(copy) == bytes)
             }
             arena.reset()
+        }
+    }
+}
+
+/// A value SQLite refuses to bind (past its length limit) stops the write with an error: with the bind's code
+/// unchecked, the statement stepped with the value bound before, another message's.
+@Suite struct RefusedBindTests {
+    @Test(arguments: ["user", "text", "block"]) func aValueTooLongToBindThrows(field: String) throws {
+        let archive = try TestSupport.makeArchive()
+        func message(_ key: Int64, user: String, text: String) -> PreparedMessage {
+            PreparedMessage(
+                conversationRowID: 1, ts: "\(key).000000", tsKey: key * 1_000_000, userID: user, username: nil,
+                subtype: nil, threadTS: nil, threadKey: nil, replyCount: 0, editedTS: nil, editedKey: 0, flags: 0,
+                text: text, searchText: "", searchExtra: "", raw: "{}", hash: key, reactions: [], files: [])
+        }
+        let long = String(repeating: "x", count: 5_000)
+        try archive.pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO conversation (id, slack_id, kind, name) VALUES (1, 'C1', 'channel', 'general')")
+            _ = sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, 4_000)
+            var writer = try MessageWriter(db)
+            var first = message(1_700_000_000, user: "U1", text: "hello")
+            var second = message(
+                1_700_000_100, user: field == "user" ? long : "U2", text: field == "text" ? long : "hi")
+            if field == "block" {
+                // Both point into their own block; the second block is longer than the limit.
+                let base = writer.usePackedRaws([Array("{}".utf8), Array(long.utf8)])
+                first.rawLocation = RawLocation(block: 0, offset: 0, length: 2)
+                second.rawLocation = RawLocation(block: 1, offset: 0, length: 2)
+                #expect(try writer.upsert([first], at: 0, rawBlockBase: base) == .added)
+                #expect(throws: DatabaseError.self) { try writer.upsert([second], at: 0, rawBlockBase: base) }
+            } else {
+                #expect(try writer.upsert([first], at: 0) == .added)
+                #expect(throws: DatabaseError.self) { try writer.upsert([second], at: 0) }
+            }
+        }
+        // (The error is caught inside the transaction here; an import rolls its transaction back.)
+        let users = try archive.pool.read { db in try String.fetchAll(db, sql: "SELECT user_id FROM message") }
+        let blocks = try archive.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_block") }
+        if field == "block" {
+            #expect(blocks == 1, "the refused block is not stored with the first one's bytes")
+        } else {
+            #expect(users == ["U1"], "the refused message is not stored with the first one's values")
         }
     }
 }
