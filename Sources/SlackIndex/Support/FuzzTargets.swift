@@ -58,6 +58,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         sliced.bytes.withUnsafeBufferPointer { buffer in
             for range in sliced.elements.prefix(256) {
                 if let record = try? MessageRecord(json: UnsafeBufferPointer(rebasing: buffer[range])) {
+                    // What the importer keeps (the member's place from the decoder), and the scan it replaced.
+                    _ = JSONSlicer.storedText(of: record, at: range, in: sliced.bytes)
                     _ = JSONSlicer.text(of: range, in: sliced.bytes, removing: "user_profile")
                     _ = record.isTextRepaired
                 }
