@@ -361,10 +361,10 @@ struct MessageWriter {
                 """)
         existing.setUncheckedArguments([m.conversationRowID, m.tsKey])
         guard let row = try Row.fetchOne(existing) else { return nil }
-        let id: Int64 = row[0]
-        let hash: Int64 = row[1]
-        let editedKey: Int64 = row[2]
-        let deleted: Bool = row[3]
+        let id: Int64 = row["id"]
+        let hash: Int64 = row["hash"]
+        let editedKey: Int64 = row["edited_key"]
+        let deleted: Bool = row["is_deleted"]
         if hash == m.hash || m.editedKey < editedKey { return .unchanged }
         let raw = try raw()
         let update = try db.cachedStatement(
@@ -380,8 +380,8 @@ struct MessageWriter {
         ])
         try update.execute()
         if !deleted {
-            let oldText = SearchTextColumn.value(stored: row[5], text: row[4])
-            let oldExtra: String = row[6]
+            let oldText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
+            let oldExtra: String = row["search_extra"]
             if oldText != m.searchText || oldExtra != m.searchExtra {
                 try MessageWriter.indexDelete(id: id, oldText, oldExtra, in: db)
                 try MessageWriter.indexInsert(id: id, m.searchText, m.searchExtra, in: db)

@@ -29,7 +29,7 @@ struct PageTargets {
 /// writer's open transaction; pages queued before them may be written after them, which changes nothing: users
 /// and conversations are upserted, placeholders never replace a stored user.
 final class PageBuffer {
-    /// The importer's `pageMessagesPerWrite` (`Importer.pageMessagesPerWrite` by default).
+    /// The importer's `pageMessagesPerWrite` (`Importer.defaultPageMessagesPerWrite` by default).
     private let messagesPerWrite: Int
     private let writer: PageWriter
     private var pages: [PageWrite] = []
