@@ -383,12 +383,8 @@ final class ReaderJob: @unchecked Sendable {
             // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
             ReaderJob.sortStable(&batch.store.messages, from: dayStart)
             if batch.store.messages.count >= batchSize {
-                let size = batch.store.messages.count
                 guard push(consume batch) else { return }
                 batch = ReaderBatch()
-                // Room for a batch as large as this one and an eighth, given at once: grown by doubling, the array
-                // was up to twice the batch, and three times while it grew (the old and the new storage).
-                batch.store.messages.reserveCapacity(size + size / 8)
             }
         }
         push(consume batch)
