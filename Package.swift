@@ -27,6 +27,8 @@ let package = Package(
         // inflating its day files 3.5 -> 1.6 s, their CRC 0.8 -> 0.1 s, packing the JSON 8.4 -> 2.7 s (zlib's
         // streaming API stays for the web UI's gzip).
         .systemLibrary(name: "CSlackDeflate", providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
+        // Word-at-a-time byte tests shared by the importer and the store, as `static inline` C so both inline them.
+        .systemLibrary(name: "CSlackBytes"),
         // The FTS5 tokenizer: the only code that includes ICU headers (they clash with Foundation in Swift).
         .target(
             name: "CSlackTokenizer",
@@ -42,6 +44,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 "CSlackTokenizer",
                 "CSlackDeflate",
+                "CSlackBytes",
             ],
             swiftSettings: swiftSettings
         ),
@@ -52,6 +55,7 @@ let package = Package(
                 "SlackIndexStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "CSlackDeflate",
+                "CSlackBytes",
             ],
             swiftSettings: swiftSettings
         ),

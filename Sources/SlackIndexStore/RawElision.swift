@@ -1,3 +1,4 @@
+import CSlackBytes
 import Foundation
 
 /// The values a message's row holds that its JSON repeats (`text`, `ts`, `user`, `thread_ts`).
@@ -214,8 +215,8 @@ enum RawElision {
         while index &+ 8 <= json.count {
             let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             // The lowest flag is exact (a borrow only flags bytes above a match): the first byte in memory order.
-            let found =
-                (Bytes.equal(word, UInt8(ascii: "\"")) | Bytes.equal(word, UInt8(ascii: "\\"))) & Bytes.highs
+            let found = slack_bytes_highs(
+                slack_bytes_equal(word, UInt8(ascii: "\"")) | slack_bytes_equal(word, UInt8(ascii: "\\")))
             if found != 0 { return index &+ found.trailingZeroBitCount / 8 }
             index &+= 8
         }
@@ -299,10 +300,10 @@ enum RawElision {
                         let word = UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self)
                         // `word` itself flags the bytes of 0x80 and more.
                         let flags =
-                            Bytes.equal(word, 0) | Bytes.equal(word, UInt8(ascii: "/"))
-                            | Bytes.equal(word, UInt8(ascii: "<")) | Bytes.equal(word, UInt8(ascii: ">"))
-                            | Bytes.equal(word, UInt8(ascii: "&")) | word
-                        if flags & Bytes.highs != 0 { break }
+                            slack_bytes_equal(word, 0) | slack_bytes_equal(word, UInt8(ascii: "/"))
+                            | slack_bytes_equal(word, UInt8(ascii: "<")) | slack_bytes_equal(word, UInt8(ascii: ">"))
+                            | slack_bytes_equal(word, UInt8(ascii: "&")) | word
+                        if slack_bytes_highs(flags) != 0 { break }
                         start &+= 8
                     }
                 }
@@ -341,7 +342,7 @@ enum RawElision {
         var index = 0
         while index &+ 8 <= bytes.count {
             let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            if Bytes.below(word, 18) & Bytes.highs != 0,
+            if slack_bytes_highs(slack_bytes_below(word, 18)) != 0,
                 UnsafeBufferPointer(start: base + index, count: 8).contains(where: { isMarker($0, slices: true) })
             {
                 return true
@@ -507,14 +508,14 @@ enum RawElision {
         // Flags the bytes of a word that `escaping` writes escaped (Go's U+2028 and U+2029 by their first byte).
         @inline(__always) func special(_ word: UInt64) -> Bool {
             var flags =
-                Bytes.below(word, 0x20) | Bytes.equal(word, UInt8(ascii: "\"")) | Bytes.equal(word, UInt8(ascii: "\\"))
-            if slash { flags |= Bytes.equal(word, UInt8(ascii: "/")) }
+                slack_bytes_below(word, 0x20) | slack_bytes_equal(word, UInt8(ascii: "\"")) | slack_bytes_equal(word, UInt8(ascii: "\\"))
+            if slash { flags |= slack_bytes_equal(word, UInt8(ascii: "/")) }
             if ascii { flags |= word }
             if go {
-                flags |= Bytes.equal(word, UInt8(ascii: "<")) | Bytes.equal(word, UInt8(ascii: ">"))
-                    | Bytes.equal(word, UInt8(ascii: "&")) | Bytes.equal(word, 0xE2)
+                flags |= slack_bytes_equal(word, UInt8(ascii: "<")) | slack_bytes_equal(word, UInt8(ascii: ">"))
+                    | slack_bytes_equal(word, UInt8(ascii: "&")) | slack_bytes_equal(word, 0xE2)
             }
-            return flags & Bytes.highs != 0
+            return slack_bytes_highs(flags) != 0
         }
         var text = text
         text.withUTF8 { bytes in
@@ -580,24 +581,6 @@ enum RawElision {
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<bytes.count]))
         }
-    }
-}
-
-/// Tests of the eight bytes of a word at once (Bit Twiddling Hacks' `haszero` and `hasless`), as flags: the high bit
-/// of a byte is set where the byte matches, and may be set above a matching byte too (a borrow), never elsewhere. So
-/// flags ORed together and tested against `highs` answer "does any byte match" exactly, in either byte order.
-enum Bytes {
-    static let ones: UInt64 = 0x0101_0101_0101_0101
-    static let highs: UInt64 = 0x8080_8080_8080_8080
-
-    /// Flags the bytes of `word` below `bound` (at most 128).
-    @inline(__always) static func below(_ word: UInt64, _ bound: UInt8) -> UInt64 {
-        (word &- ones &* UInt64(bound)) & ~word
-    }
-
-    /// Flags the bytes of `word` equal to `value`.
-    @inline(__always) static func equal(_ word: UInt64, _ value: UInt8) -> UInt64 {
-        below(word ^ (ones &* UInt64(value)), 1)
     }
 }
 

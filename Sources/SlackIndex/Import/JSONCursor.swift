@@ -1,3 +1,5 @@
+import CSlackBytes
+
 /// Why a `JSONCursor` gave up, and where.
 struct JSONCursorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
@@ -194,22 +196,14 @@ struct JSONCursor {
 
     // MARK: - Strings
 
-    private static let ones: UInt64 = 0x0101_0101_0101_0101
-    private static let highs: UInt64 = 0x8080_8080_8080_8080
-
     /// True when a byte of `w` is a quote, a backslash or a control byte (exact, no false negatives).
     @inline(__always) private static func hasSpecial(_ w: UInt64) -> Bool {
-        let q = w ^ (ones &* 0x22)
-        let s = w ^ (ones &* 0x5C)
-        let found = ((q &- ones) & ~q) | ((s &- ones) & ~s) | ((w &- ones &* 0x20) & ~w)
-        return found & highs != 0
+        slack_bytes_highs(slack_bytes_equal(w, 0x22) | slack_bytes_equal(w, 0x5C) | slack_bytes_below(w, 0x20)) != 0
     }
 
     /// True when a byte of `w` is a quote or a backslash.
     @inline(__always) private static func hasQuoteOrBackslash(_ w: UInt64) -> Bool {
-        let q = w ^ (ones &* 0x22)
-        let s = w ^ (ones &* 0x5C)
-        return (((q &- ones) & ~q) | ((s &- ones) & ~s)) & highs != 0
+        slack_bytes_highs(slack_bytes_equal(w, 0x22) | slack_bytes_equal(w, 0x5C)) != 0
     }
 
     /// The bytes an escape at `i` spans for JSONDecoder's scanner: `\uXXXX` takes six whatever the X are (they are
@@ -251,7 +245,7 @@ struct JSONCursor {
             i &+= 1
         }
         index = i &+ 1
-        return JSONRawString(start: start, end: i, hasEscapes: escapes, hasNonASCII: or & Self.highs != 0,
+        return JSONRawString(start: start, end: i, hasEscapes: escapes, hasNonASCII: slack_bytes_highs(or) != 0,
                              hasControl: control)
     }
 
