@@ -170,14 +170,18 @@ extension JSONSlicer {
     /// The member's place comes from the decoder (scanning the object again for it was ~6% of the reader thread).
     /// - Complexity: O(n) in the object's length.
     static func storedText(of record: MessageRecord, at element: Range<Int>, in bytes: [UInt8]) -> String {
-        var object = element
-        var member = record.profileMember
-        if record.subtype == "message_changed", let inner = record.innerMessageRange {
-            object = (element.lowerBound + inner.lowerBound)..<(element.lowerBound + inner.upperBound)
-            member = record.changedMessage.first?.profileMember
-        }
+        let object = storedObject(of: record, at: element)
+        // A revision's member was recorded by its own decoder, in the same element's coordinates.
+        let member = object == element ? record.profileMember : record.changedMessage.first?.profileMember
         let shifted = member.map { (element.lowerBound + $0.lowerBound)..<(element.lowerBound + $0.upperBound) }
         return text(of: object, in: bytes, removingMember: shifted)
+    }
+
+    /// Where in `bytes` lies the object whose text the archive stores for the message `record` decoded from
+    /// `bytes[element]`: a `message_changed` record's revision (its `message`), else the element itself.
+    static func storedObject(of record: MessageRecord, at element: Range<Int>) -> Range<Int> {
+        guard record.subtype == "message_changed", let inner = record.innerMessageRange else { return element }
+        return (element.lowerBound + inner.lowerBound)..<(element.lowerBound + inner.upperBound)
     }
 
     /// The members directly inside the minified object at `object`, in order, in one pass: each key's bytes (as

@@ -344,10 +344,7 @@ extension Importer {
                 if let key = record.deletedTS.flatMap(SlackTimestamp.parseKey) { write.deletions.append(key) }
                 continue
             }
-            var range = elements[index]
-            if record.subtype == "message_changed", let inner = record.innerMessageRange {
-                range = (range.lowerBound + inner.lowerBound)..<(range.lowerBound + inner.upperBound)
-            }
+            let range = JSONSlicer.storedObject(of: record, at: elements[index])
             if let ts = record.ts, record.threadTS == ts, (record.replyCount ?? 0) > 0 {
                 let latest = JSONSlicer.valueRange(ofKey: "latest_reply", in: page.bytes, object: range).map {
                     String(decoding: page.bytes[$0], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
