@@ -186,4 +186,37 @@ import Testing
         let summary = try Importer(archive: TestSupport.makeArchive()).importExport(at: url.path)
         #expect(summary.skippedFiles.first?.reason.contains("CRC") == true)
     }
+
+    /// A listing that cannot be read is skipped and reported like a malformed one; the messages still import (it
+    /// used to stop the whole import: the export's check for a listing read the first one it found).
+    @Test func unreadableListingInAZipIsReportedAndMessagesStillImport() throws {
+        var zip = ZipWriter()
+        zip.add("users.json", #"[{"id": "U1", "name": "ann", "real_name": "Unreadable Ann"}]"#)
+        zip.add("channels.json", #"[{"id": "C1", "name": "general"}]"#)
+        zip.add("general/2023-11-14.json", Self.good)
+        var data = zip.data()
+        let range = try #require(data.range(of: Data("Unreadable".utf8)))
+        data[range.lowerBound] = UInt8(ascii: "u")
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("users-corrupt.zip")
+        try data.write(to: url)
+        let summary = try Importer(archive: TestSupport.makeArchive()).importExport(at: url.path)
+        #expect(summary.messagesAdded == 1)
+        #expect(summary.skippedFiles.count == 1)
+        let skipped = try #require(summary.skippedFiles.first)
+        #expect(skipped.path.hasSuffix("users.json"))
+        #expect(skipped.reason.contains("CRC"), "\(skipped.reason)")
+    }
+
+    @Test func listingThatIsAFolderIsReportedAndMessagesStillImport() throws {
+        let export = try TestSupport.minimalExport(days: ["2023-11-14": Self.good])
+        try FileManager.default.removeItem(at: export.appendingPathComponent("users.json"))
+        try FileManager.default.createDirectory(
+            at: export.appendingPathComponent("users.json"), withIntermediateDirectories: false)
+        let (_, summary) = try importExport(export)
+        #expect(summary.messagesAdded == 1)
+        let skipped = try #require(summary.skippedFiles.first)
+        #expect(summary.skippedFiles.count == 1)
+        #expect(skipped.path.hasSuffix("users.json"))
+        #expect(skipped.reason.contains("folder"), "\(skipped.reason)")
+    }
 }

@@ -131,6 +131,9 @@ protocol ExportSource: Sendable {
     var path: String { get }
     /// Reads a top-level file (`users.json`, `channels.json`…); nil when the export has none.
     func listing(_ name: String) throws -> Data?
+    /// Whether the export has a top-level entry of that name, read or not (a folder, an unreadable file and a
+    /// link outside the export count: reading it then reports why it cannot be read).
+    func hasListing(_ name: String) -> Bool
     /// The day files, sorted by date then folder: the order the import reads them in (the source's list is the
     /// import's, not a sorted copy of it).
     var dayFiles: DayFileList { get }
@@ -288,6 +291,12 @@ struct FolderExportSource: ExportSource {
         } catch {
             throw ImportError.unreadable(path: url.path, reason: ExportFiles.reason(for: error))
         }
+    }
+
+    func hasListing(_ name: String) -> Bool {
+        let kind = ExportFiles.kind(of: root.appendingPathComponent(name).path, inside: resolvedRoot)
+        if case .failure(let failure) = kind, failure.isMissing { return false }
+        return true
     }
 
     func read(_ entry: DayFileEntry) throws -> Data {

@@ -139,6 +139,8 @@ final class ZipExportSource: ExportSource, Sendable {
     }
 
     /// A file beside the conversation folders.
+    func hasListing(_ name: String) -> Bool { topFiles[name] != nil }
+
     func listing(_ name: String) throws -> Data? {
         guard let location = topFiles[name] else { return nil }
         return try read(location, displayPath: "\(path):\(prefix + name)")
