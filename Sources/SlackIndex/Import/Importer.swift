@@ -102,8 +102,8 @@ public final class Importer: Sendable {
             source = try ZipExportSource(path: path)
         }
         // Present is enough here: a listing that cannot be read is reported by the import (skipped, exit status 2)
-        // while the day files still import, and reading one only to check it would inflate it (24 MB of
-        // `channels.json` for the 10M export) to drop it.
+        // while the day files still import, and reading one only to check it would inflate it (15 MB of
+        // `users.json` for the 10M export) to drop it.
         let hasListing = exportListingNames.contains { source.hasListing($0) }
         guard hasListing || !source.dayFiles.isEmpty else { throw ImportError.notAnExport(path: path) }
         return source

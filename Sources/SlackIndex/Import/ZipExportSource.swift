@@ -138,9 +138,9 @@ final class ZipExportSource: ExportSource, Sendable {
         return String(first[...slash])
     }
 
-    /// A file beside the conversation folders.
     func hasListing(_ name: String) -> Bool { topFiles[name] != nil }
 
+    /// A file beside the conversation folders.
     func listing(_ name: String) throws -> Data? {
         guard let location = topFiles[name] else { return nil }
         return try read(location, displayPath: "\(path):\(prefix + name)")
