@@ -24,6 +24,16 @@ static inline uint64_t slack_bytes_equal(uint64_t word, uint8_t value) {
   return slack_bytes_below(word ^ (0x0101010101010101ULL * value), 1);
 }
 
+/* Flags the quotes and backslashes of `word`: the bytes a JSON string's scan stops at. */
+static inline uint64_t slack_bytes_quote_or_backslash(uint64_t word) {
+  return slack_bytes_equal(word, '"') | slack_bytes_equal(word, '\\');
+}
+
+/* Flags the bytes a JSON string cannot hold as they are: quotes, backslashes and control bytes. */
+static inline uint64_t slack_bytes_json_special(uint64_t word) {
+  return slack_bytes_quote_or_backslash(word) | slack_bytes_below(word, 0x20);
+}
+
 /* The flags' bits, the other bits cleared: nonzero when a byte matched. */
 static inline uint64_t slack_bytes_highs(uint64_t flags) {
   return flags & 0x8080808080808080ULL;

@@ -215,8 +215,7 @@ enum RawElision {
         while index &+ 8 <= json.count {
             let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             // The lowest flag is exact (a borrow only flags bytes above a match): the first byte in memory order.
-            let found = slack_bytes_highs(
-                slack_bytes_equal(word, UInt8(ascii: "\"")) | slack_bytes_equal(word, UInt8(ascii: "\\")))
+            let found = slack_bytes_highs(slack_bytes_quote_or_backslash(word))
             if found != 0 { return index &+ found.trailingZeroBitCount / 8 }
             index &+= 8
         }
@@ -507,8 +506,7 @@ enum RawElision {
         let ascii = escaping == .slackExport
         // Flags the bytes of a word that `escaping` writes escaped (Go's U+2028 and U+2029 by their first byte).
         @inline(__always) func special(_ word: UInt64) -> Bool {
-            var flags =
-                slack_bytes_below(word, 0x20) | slack_bytes_equal(word, UInt8(ascii: "\"")) | slack_bytes_equal(word, UInt8(ascii: "\\"))
+            var flags = slack_bytes_json_special(word)
             if slash { flags |= slack_bytes_equal(word, UInt8(ascii: "/")) }
             if ascii { flags |= word }
             if go {

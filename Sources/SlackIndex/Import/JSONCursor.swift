@@ -198,12 +198,12 @@ struct JSONCursor {
 
     /// True when a byte of `w` is a quote, a backslash or a control byte (exact, no false negatives).
     @inline(__always) private static func hasSpecial(_ w: UInt64) -> Bool {
-        slack_bytes_highs(slack_bytes_equal(w, 0x22) | slack_bytes_equal(w, 0x5C) | slack_bytes_below(w, 0x20)) != 0
+        slack_bytes_highs(slack_bytes_json_special(w)) != 0
     }
 
     /// True when a byte of `w` is a quote or a backslash.
     @inline(__always) private static func hasQuoteOrBackslash(_ w: UInt64) -> Bool {
-        slack_bytes_highs(slack_bytes_equal(w, 0x22) | slack_bytes_equal(w, 0x5C)) != 0
+        slack_bytes_highs(slack_bytes_quote_or_backslash(w)) != 0
     }
 
     /// The bytes an escape at `i` spans for JSONDecoder's scanner: `\uXXXX` takes six whatever the X are (they are
