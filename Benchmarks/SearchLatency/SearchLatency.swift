@@ -1,6 +1,7 @@
 import Benchmark
 import BenchmarkSupport
 @_spi(Benchmarks) import SlackIndex
+@_spi(Benchmarks) import SlackIndexStore
 
 /// Messages in the generated and imported export (seed `Fixtures.seed`).
 private let messages = 50_000
@@ -30,6 +31,8 @@ private struct SearchFixture: Sendable {
 }
 
 let benchmarks: @Sendable () -> Void = {
+    // As `slackindex` does before anything opens an archive.
+    Archive.disableSQLiteMemoryStatistics()
     let metrics: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
     Benchmark.defaultConfiguration = .init(
         metrics: metrics,

@@ -48,6 +48,8 @@ private struct TimelineFixture: Sendable {
 }
 
 let benchmarks: @Sendable () -> Void = {
+    // As `slackindex` does before anything opens an archive.
+    Archive.disableSQLiteMemoryStatistics()
     let metrics: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]
     Benchmark.defaultConfiguration = .init(
         metrics: metrics,
