@@ -35,9 +35,9 @@ public final class Archive: Sendable {
     /// Turns off SQLite's memory statistics (a global mutex taken by every SQLite allocation, ~4% of an import's
     /// writer thread): for a program's start, before any thread uses SQLite. False when SQLite was in use already
     /// (nothing changes; the statistics cost time, not correctness). The command line does it first thing, and so do
-    /// the benchmarks (to time what the command runs).
+    /// the benchmarks (to time what the command runs); public for any program that embeds the library.
     @discardableResult
-    @_spi(Benchmarks) public static func disableSQLiteMemoryStatistics() -> Bool {
+    public static func disableSQLiteMemoryStatistics() -> Bool {
         slackindex_disable_sqlite_memory_statistics() == SQLITE_OK
     }
 
