@@ -1,7 +1,6 @@
 import Benchmark
 import BenchmarkSupport
 @_spi(Benchmarks) import SlackIndex
-@_spi(Benchmarks) import SlackIndexStore
 
 /// Messages in the generated and imported export (seed `Fixtures.seed`).
 private let messages = 50_000
