@@ -50,7 +50,7 @@ status=0
 valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg.out" \
     "$work/slackindex" --db "$work/archive.sqlite" import "$zip" --quiet > "$work/import.out" 2> "$work/valgrind.log" \
     || status=$?
-[ "$status" -eq 0 ] || fail "the import exited with status $status under valgrind (log: $(tail -3 "$work/valgrind.log"))"
+[ "$status" -eq 0 ] || fail "the import exited with status $status under valgrind: $(tail -3 "$work/valgrind.log")"
 stored=$(sqlite3 "$work/archive.sqlite" "SELECT count(*) FROM message")
 [ "$stored" -eq "$messages" ] || fail "the import stored $stored messages, not $messages"
 
