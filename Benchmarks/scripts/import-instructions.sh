@@ -54,10 +54,17 @@ valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg.
 stored=$(sqlite3 "$work/archive.sqlite" "SELECT count(*) FROM message")
 [ "$stored" -eq "$messages" ] || fail "the import stored $stored messages, not $messages"
 
-# What else moves the count: the libraries the import calls and the counter itself.
-version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
-libraries="valgrind $(valgrind --version | sed 's/valgrind-//'), libsqlite3 $(version libsqlite3-0), \
-libdeflate $(version libdeflate0), libicu $(version libicu72), libc $(version libc6)"
+# What else moves the count: the libraries the binary loads (their packages' versions) and the counter itself.
+version() {
+    local path package=""
+    path=$(ldd "$bin" | awk -v name="$1" 'index($1, name) == 1 { print $3; exit }') || true
+    if [ -n "$path" ]; then
+        package=$( (dpkg -S "$path" || dpkg -S "$(readlink -f "$path")") 2>/dev/null | head -1 | cut -d: -f1) || true
+    fi
+    echo "$1 $(dpkg-query -W -f='${Version}' "${package:-unknown}" 2>/dev/null || echo unknown)"
+}
+libraries="valgrind $(valgrind --version | sed 's/valgrind-//'), $(version libsqlite3), $(version libdeflate), \
+$(version libicuuc), $(version libc.so.6)"
 python3 - "$work" "$budget" "$update" "$stamp" "$messages" "$libraries" <<'PY'
 import glob, json, os, re, sys
 work, budget_path, update, stamp, messages, libraries = sys.argv[1:7]
