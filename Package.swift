@@ -26,7 +26,8 @@ let package = Package(
         // Whole-buffer DEFLATE for the import's hot paths (zip entries, packed JSON): measured on the 1M export,
         // inflating its day files 3.5 -> 1.6 s, their CRC 0.8 -> 0.1 s, packing the JSON 8.4 -> 2.7 s (zlib's
         // streaming API stays for the web UI's gzip).
-        .systemLibrary(name: "CSlackDeflate", providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
+        // Declared in its own shim and linked by soname: the build needs Debian's runtime `libdeflate0` only.
+        .systemLibrary(name: "CSlackDeflate", providers: [.apt(["libdeflate0"]), .brew(["libdeflate"])]),
         // Word-at-a-time byte tests shared by the importer and the store, as `static inline` C so both inline them.
         .systemLibrary(name: "CSlackBytes"),
         // The FTS5 tokenizer: the only code that includes ICU headers (they clash with Foundation in Swift).
@@ -79,8 +80,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["CommitStamp"]
         ),
+        // `slackindex --version`'s commit: `git rev-parse` before each build (Plugins/CommitStamp).
+        .plugin(name: "CommitStamp", capability: .buildTool()),
         // The seeded mutation fuzzer over the parsers (`FuzzTarget`): `slackindex-fuzz TARGET SECONDS [SEED]`.
         .executableTarget(
             name: "slackindex-fuzz",

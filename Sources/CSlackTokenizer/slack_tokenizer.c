@@ -109,7 +109,8 @@ static int si_stem(SiTokenizer *t, const char *w, int n, char *dst) {
 
 typedef int (*SiXToken)(void *, int, const char *, int, int, int);
 
-int si_register_rank(fts5_api *api); /* slack_rank.c */
+int si_register_rank(fts5_api *api);            /* slack_rank.c */
+int si_register_check(sqlite3 *db, fts5_api *api); /* slack_check.c */
 
 /* ASCII: lowercase for [0-9A-Za-z], 0 for separators; 0 for bytes >= 0x80. */
 static const unsigned char si_lower[256] = {
@@ -563,7 +564,9 @@ int slackindex_register_tokenizer(sqlite3 *db) {
   fts5_tokenizer tok = {siCreate, siDelete, siTokenize};
   rc = api->xCreateTokenizer(api, SLACKINDEX_TOKENIZER_NAME, NULL, &tok, NULL);
   if (rc != SQLITE_OK) return rc;
-  return si_register_rank(api);
+  rc = si_register_rank(api);
+  if (rc != SQLITE_OK) return rc;
+  return si_register_check(db, api);
 }
 
 int slackindex_disable_sqlite_memory_statistics(void) {

@@ -47,6 +47,62 @@ package struct PageWrite: Sendable {
     /// The page must be written in its place among the others: its reaction events and sync progress depend on
     /// what came before.
     package var isOrdered: Bool { !reactions.isEmpty || sync != nil }
+
+    /// Splits the page at ts key `cut`: the messages older than it, with the page's deletions, span, placeholders,
+    /// reactions and sync progress, and the newer messages alone (nil when there are none).
+    ///
+    /// Each part carries the packed blocks its messages point into, renumbered from 0, so a part's
+    /// `rawLocation`s index its own `rawBlocks`. A block holding messages of both parts goes with both (stored
+    /// twice: at most a few blocks per split page). Before 2026-11-28 the newer part kept its locations into the
+    /// whole page's blocks and was given none: every message a dump import wrote after its first transaction could
+    /// point into another page's block or none (issue 47's D1).
+    /// - Complexity: O(m + b) for m messages and b blocks.
+    package func split(before cut: Int64) -> (older: PageWrite, newer: PageWrite?) {
+        var older = self
+        older.messages = []
+        older.rawBlocks = []
+        var newer = PageWrite(conversationRowID: conversationRowID)
+        var olderBlocks: [Int: Int] = [:]
+        var newerBlocks: [Int: Int] = [:]
+        for var message in messages {
+            let isOlder = message.tsKey < cut
+            if var location = message.rawLocation {
+                // A location outside the page's blocks stays as it is: the writer refuses it (`MessageWriter`).
+                if rawBlocks.indices.contains(location.block) {
+                    if isOlder {
+                        location.block = Self.renumber(location.block, from: rawBlocks, into: &older.rawBlocks, &olderBlocks)
+                    } else {
+                        location.block = Self.renumber(location.block, from: rawBlocks, into: &newer.rawBlocks, &newerBlocks)
+                    }
+                    message.rawLocation = location
+                }
+            }
+            if isOlder { older.messages.append(message) } else { newer.messages.append(message) }
+        }
+        return (older, newer.messages.isEmpty ? nil : newer)
+    }
+
+    /// Throws `PackingError` when a message points outside the page's own blocks (in a transaction of several pages,
+    /// it would read another page's block).
+    ///
+    /// - Complexity: O(m) for m messages.
+    func checkPacking() throws {
+        for message in messages {
+            if let location = message.rawLocation, !rawBlocks.indices.contains(location.block) {
+                throw PackingError(ts: message.ts, block: location.block)
+            }
+        }
+    }
+
+    /// The index block `index` of `blocks` has in `part`, appending it there the first time.
+    private static func renumber(
+        _ index: Int, from blocks: [[UInt8]], into part: inout [[UInt8]], _ numbers: inout [Int: Int]
+    ) -> Int {
+        if let known = numbers[index] { return known }
+        numbers[index] = part.count
+        part.append(blocks[index])
+        return part.count - 1
+    }
 }
 
 /// A sync's progress, recorded in the transaction of the page it describes.
@@ -114,6 +170,7 @@ extension Archive {
     /// - Complexity: O(m log m) to order m messages, plus O(m log n) to write them into an archive of n.
     private static func writeInTimeOrder(_ pages: ArraySlice<PageWrite>, in db: Database) throws -> WriteCounts {
         var counts = WriteCounts()
+        for page in pages { try page.checkPacking() }
         for page in pages { counts.placeholders += try Archive.insertPlaceholders(page.placeholders, in: db) }
         var order: [(key: Int64, page: Int, message: Int)] = []
         order.reserveCapacity(pages.reduce(0) { $0 + $1.messages.count })
@@ -154,6 +211,7 @@ extension Archive {
 
     private static func write(_ page: PageWrite, in db: Database) throws -> WriteCounts {
         let conversation = page.conversationRowID
+        try page.checkPacking()
         try recordSpan(of: page, in: db)
         var counts = WriteCounts()
         counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
@@ -221,30 +279,34 @@ package final class PagesSession {
         archive.pool.writeWithoutTransaction { db in wal.install(on: db) }
     }
 
-    deinit { finish() }
+    deinit { try? finish() }
 
     /// Applies `pages` in one transaction (see `Archive.apply(pages:)`).
+    ///
+    /// - Throws: `BulkImportFailure` (nothing of `pages` committed) when a write fails: a full disk, an I/O error.
     package func apply(pages: [PageWrite]) throws -> WriteCounts {
-        let counts = try archive.apply(pages: pages)
-        let ticket = checkpointer?.request()
-        if wal.current >= checkpointPages {
-            if let checkpointer, let ticket {
-                try checkpointer.wait(for: ticket)
-            } else {
-                try archive.pool.writeWithoutTransaction { db in try WALLength.checkpoint(db) }
+        try archive.reportingFailure {
+            let counts = try archive.apply(pages: pages)
+            let ticket = checkpointer?.request()
+            if wal.current >= checkpointPages {
+                if let checkpointer, let ticket {
+                    try checkpointer.wait(for: ticket)
+                } else {
+                    try archive.pool.writeWithoutTransaction { db in try WALLength.checkpoint(db) }
+                }
             }
+            return counts
         }
-        return counts
     }
 
     /// Stops the checkpoint thread, gives the connection back to automatic checkpoints and truncates the WAL.
-    package func finish() {
+    ///
+    /// - Throws: `BulkImportFailure` with `inWAL` when the WAL could not be copied into the archive (a full disk):
+    ///   what was committed is safe in the WAL, and the next write that can checkpoint copies it.
+    package func finish() throws {
         guard !finished else { return }
         finished = true
         _ = checkpointer?.stop()
-        try? archive.pool.writeWithoutTransaction { db in
-            try wal.uninstall(from: db)
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-        }
+        try archive.finalCheckpoint(uninstalling: wal)
     }
 }

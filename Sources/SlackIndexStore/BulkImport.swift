@@ -39,6 +39,9 @@ package struct BulkImportFailure: Error {
     package var path: String
     /// The disk holding the archive is full (SQLITE_FULL).
     package var isDiskFull: Bool
+    /// Everything was committed, but the write-ahead log could not be copied into the archive at the end: the
+    /// data is safe in the log (`PATH-wal`), which the next write that can checkpoint copies.
+    package var inWAL = false
     /// Bytes free on that disk for this user, when known.
     package var freeBytes: Int64?
     /// SQLite's words.
@@ -158,10 +161,15 @@ extension Archive {
     ) throws {
         let wal = WALLength()
         pool.writeWithoutTransaction { db in wal.install(on: db) }
+        // On the paths that throw: the import's own failure is what the user hears; the final checkpoint below is
+        // checked on the path that succeeds.
+        var checkpointed = false
         defer {
-            try? pool.writeWithoutTransaction { db in
-                try wal.uninstall(from: db)
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            if !checkpointed {
+                try? pool.writeWithoutTransaction { db in
+                    try wal.uninstall(from: db)
+                    try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                }
             }
         }
         // Declared after the deferred TRUNCATE, so stopped before it on every path.
@@ -169,6 +177,7 @@ extension Archive {
         defer { _ = checkpointer?.stop() }
         var replyCounts = ReplyCountCheck()
         var domain: String?
+        var committed = WriteCounts()
         try pool.writeWithoutTransaction { db in
             var session = BulkImportSession(
                 db: db, wal: wal, checkpointer: checkpointer, commitMessages: commitMessages)
@@ -177,15 +186,14 @@ extension Archive {
                 try session.commitIfOpen()
             } catch let error as DatabaseError {
                 session.rollbackIfOpen()
-                throw BulkImportFailure(
-                    committed: session.committed, path: path, isDiskFull: error.resultCode == .SQLITE_FULL,
-                    freeBytes: Archive.freeBytes(besides: path), reason: error.message ?? "\(error.resultCode)")
+                throw failure(error, committed: session.committed)
             } catch {
                 session.rollbackIfOpen()
                 throw error
             }
             replyCounts = session.replyCounts
             domain = session.domain
+            committed = session.committed
         }
         try pool.write { db in
             if let domain {
@@ -199,10 +207,55 @@ extension Archive {
                 try Archive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
             }
         }
+        _ = checkpointer?.stop()
+        checkpointed = true
+        try finalCheckpoint(uninstalling: wal, committed: committed)
     }
 }
 
 extension Archive {
+    /// A failed write told as a `BulkImportFailure`: the archive's path, whether the disk is full, the space free.
+    package func failure(_ error: DatabaseError, committed: WriteCounts) -> BulkImportFailure {
+        BulkImportFailure(
+            committed: committed, path: path, isDiskFull: error.resultCode == .SQLITE_FULL,
+            freeBytes: Archive.freeBytes(besides: path), reason: error.message ?? "\(error.resultCode)")
+    }
+
+    /// Gives the connection back to automatic checkpoints and copies the WAL into the archive, truncating it.
+    ///
+    /// A checkpoint that readers hold back (`serve` reading) is left to a later one; one that fails (a full disk:
+    /// the archive's file cannot grow) throws.
+    /// - Throws: `BulkImportFailure` with `inWAL`, counting `committed` as written.
+    func finalCheckpoint(uninstalling wal: WALLength, committed: WriteCounts = WriteCounts()) throws {
+        do {
+            try pool.writeWithoutTransaction { db in
+                try wal.uninstall(from: db)
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch let error as DatabaseError {
+            var stopped = failure(error, committed: committed)
+            stopped.inWAL = true
+            throw stopped
+        }
+    }
+
+    /// `error` as a `BulkImportFailure` when it is a failed write of the store's (committing nothing), else nil.
+    package func writeFailure(from error: any Error) -> BulkImportFailure? {
+        if let failure = error as? BulkImportFailure { return failure }
+        guard let error = error as? DatabaseError else { return nil }
+        return failure(error, committed: WriteCounts())
+    }
+
+    /// Runs a write, telling a failed one as a `BulkImportFailure` with nothing committed by it (listings, reply
+    /// recounts, a sync's state: each one transaction).
+    package func reportingFailure<T>(_ write: () throws -> T) throws -> T {
+        do {
+            return try write()
+        } catch let error as DatabaseError {
+            throw failure(error, committed: WriteCounts())
+        }
+    }
+
     /// Bytes free for this user on the file system holding `path`, or nil when it cannot be asked.
     static func freeBytes(besides path: String) -> Int64? {
         var info = statvfs()

@@ -137,8 +137,11 @@ struct MessageWriter {
     /// The row id of the block holding `m`'s packed JSON (reserved, stored once a message of it is inserted), or nil
     /// when its JSON is stored inline.
     private mutating func rawBlockID(for m: UnsafePointer<PreparedMessage>, base: Int) throws -> Int64? {
-        guard let location = m.pointee.rawLocation, packed.ids.indices.contains(base + location.block) else {
-            return nil
+        guard let location = m.pointee.rawLocation else { return nil }
+        // A packed message keeps no JSON of its own: a location outside the blocks would store it empty. Refused,
+        // which rolls the transaction back (issue 47's D1 stored such rows).
+        guard location.block >= 0, packed.ids.indices.contains(base + location.block) else {
+            throw PackingError(ts: m.pointee.ts, block: location.block)
         }
         let index = base + location.block
         if let known = packed.ids[index] { return known.id }
@@ -440,6 +443,18 @@ struct MessageWriter {
                 try step(s)
             }
         }
+    }
+}
+
+/// A message points into a packed block its batch or page does not hold: a defect of the import, refused before
+/// anything is written so that no message is stored without its JSON.
+package struct PackingError: Error, CustomStringConvertible {
+    package var ts: String
+    package var block: Int
+
+    package var description: String {
+        "Internal error: message \(ts) points into packed block \(block), which its batch does not hold; nothing of "
+            + "this batch was written. Please report it."
     }
 }
 

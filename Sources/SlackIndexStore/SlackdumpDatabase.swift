@@ -12,15 +12,33 @@ import GRDB
 package struct SlackdumpDatabase: Sendable {
     private let queue: DatabaseQueue
     package let path: String
+    /// A copy made to read it (see `init`), removed when the last copy of this value goes.
+    private let copy: TemporaryCopy?
 
-    /// Opens `path` read-only (and immutable when its folder cannot be written, so nothing is created beside it).
+    /// Opens `path` read-only. Where nothing may be created beside it (a read-only folder or mount), SQLite cannot
+    /// make the `-shm` index a WAL-mode database needs: the file is opened immutable when its WAL is empty or
+    /// absent, and otherwise read from a copy of it and its WAL in a temporary folder (issue 47's D10 refused such
+    /// an archive as "not a slackdump archive database").
     ///
     /// - Throws: `SlackdumpError.notSlackdump` when the file is not a slackdump database.
     package init(path: String) throws {
         var config = Configuration()
         config.readonly = true
+        var location = Archive.readOnlyLocation(path)
+        var copy: TemporaryCopy?
+        if location == path, !Self.mayCreateBeside(path), Self.hasWAL(path) {
+            do {
+                let made = try TemporaryCopy(of: path)
+                location = made.path
+                copy = made
+            } catch {
+                throw SlackdumpError.notSlackdump(
+                    path: path, reason: "its folder is read-only and its write-ahead log could not be copied (\(error))")
+            }
+        }
+        self.copy = copy
         do {
-            queue = try DatabaseQueue(path: path, configuration: config)
+            queue = try DatabaseQueue(path: location, configuration: config)
             let tables = try queue.read { db in
                 try String.fetchSet(db, sql: "SELECT upper(name) FROM sqlite_master WHERE type IN ('table', 'view')")
             }
@@ -35,6 +53,15 @@ package struct SlackdumpDatabase: Sendable {
         self.path = path
     }
 
+    private static func mayCreateBeside(_ path: String) -> Bool {
+        FileManager.default.isWritableFile(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+    }
+
+    private static func hasWAL(_ path: String) -> Bool {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        return size > 0
+    }
+
     /// Whether the file at `path` starts like an SQLite database.
     package static func isSQLite(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
@@ -43,14 +70,36 @@ package struct SlackdumpDatabase: Sendable {
         return head == Data("SQLite format 3\0".utf8)
     }
 
-    /// The latest `DATA` of each user (`S_USER`).
-    package func users() throws -> [Data] {
+    /// The latest `DATA` of each user (`S_USER`); nil where a row holds none (NULL).
+    package func users() throws -> [Data?] {
         try latest(table: "S_USER")
     }
 
-    /// The latest `DATA` of each conversation (`CHANNEL`: `conversations.list` and `.info` answers alike).
-    package func conversations() throws -> [Data] {
+    /// The latest `DATA` of each conversation (`CHANNEL`: `conversations.list` and `.info` answers alike); nil
+    /// where a row holds none.
+    package func conversations() throws -> [Data?] {
         try latest(table: "CHANNEL")
+    }
+
+    /// Message rows no history or thread chunk holds a version of, so that the import reads none of them: those
+    /// whose chunk is missing and those in chunks of another type, counted by distinct message.
+    package func messagesNotRead() throws -> (missingChunk: Int, otherChunkType: Int) {
+        try queue.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    WITH versions AS (
+                        SELECT M.CHANNEL_ID, M.ID,
+                            max(C.TYPE_ID IN (0, 1)) AS readable, max(C.ID IS NOT NULL) AS chunked
+                        FROM MESSAGE M LEFT JOIN CHUNK C ON C.ID = M.CHUNK_ID
+                        GROUP BY M.CHANNEL_ID, M.ID
+                    )
+                    SELECT count(*) FILTER (WHERE NOT readable AND NOT chunked),
+                        count(*) FILTER (WHERE NOT readable AND chunked)
+                    FROM versions
+                    """)
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
     }
 
     /// The workspace's team id and URL, from its latest `WORKSPACE` row, when there is one.
@@ -63,9 +112,9 @@ package struct SlackdumpDatabase: Sendable {
         }
     }
 
-    private func latest(table: String) throws -> [Data] {
+    private func latest(table: String) throws -> [Data?] {
         try queue.read { db in
-            try Data.fetchAll(
+            try Optional<Data>.fetchAll(
                 db,
                 sql: """
                     SELECT T.DATA FROM \(table) T
@@ -121,6 +170,29 @@ package struct SlackdumpDatabase: Sendable {
             if !pending.isEmpty { try body(pending) }
         }
     }
+}
+
+/// A copy of an SQLite file and its WAL in a temporary folder, removed with the last reference.
+///
+/// `@unchecked Sendable`: immutable after `init`; `deinit` runs once.
+private final class TemporaryCopy: @unchecked Sendable {
+    let folder: URL
+    let path: String
+
+    init(of source: String) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("slackindex-slackdump-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        path = folder.appendingPathComponent("slackdump.sqlite").path
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+            try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 }
 
 /// Why a slackdump database cannot be read.

@@ -65,7 +65,9 @@ struct ImportCommand: ParsableCommand {
             summary.sources.isEmpty
             || summary.messagesRead == 0
                 && summary.conversationsAdded + summary.conversationsUpdated + summary.conversationsUnchanged == 0
-        if nothingImported && isFirstImport {
+        // A stopped import (a full disk) may have committed listings or messages before it stopped: never taken
+        // away (issue 47's D6 deleted a new archive with 90,002 committed messages).
+        if nothingImported && isFirstImport && summary.stopped == nil && !summary.interrupted {
             // Nothing worth keeping: leave no empty archive for read commands to find.
             for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
                 try FileManager.default.removeItem(atPath: file)
@@ -95,8 +97,15 @@ struct ImportCommand: ParsableCommand {
     private func report(_ summary: ImportSummary, database: String, nothingImported: Bool) throws {
         if json {
             Output.json(summary)
-        } else if nothingImported {
+        } else if nothingImported && summary.stopped == nil {
             for file in summary.skippedFiles { Output.error("Error: \(file.reason)") }
+            // Every message skipped: say why here, not only in --json (issue 47's D8).
+            if summary.messagesSkipped > 0 {
+                let reasons = summary.skipReasons.sorted { $0.value > $1.value }.map { "\($0.key) (\(Output.count($0.value)))" }
+                Output.error(
+                    "Error: nothing was imported: all \(Output.count(summary.messagesSkipped)) messages were skipped: "
+                        + reasons.joined(separator: "; ") + ".")
+            }
         } else {
             printSummary(summary, database: database)
         }

@@ -3,8 +3,9 @@ import Foundation
 import SlackIndex
 
 struct SlackIndexCommand: AsyncParsableCommand {
-    /// The version `--version` prints; `-dev` until the first release is tagged.
-    static let version = "0.1.0-dev"
+    /// The version `--version` prints, with the commit the binary was built from (`buildCommit`, written before
+    /// each build by Plugins/CommitStamp).
+    static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
         commandName: "slackindex",
@@ -20,10 +21,10 @@ struct SlackIndexCommand: AsyncParsableCommand {
               slackindex stats
               slackindex serve --listen 127.0.0.1:8080
             """,
-        version: "slackindex \(SlackIndexCommand.version)",
+        version: "slackindex \(SlackIndexCommand.version) (commit \(buildCommit))",
         subcommands: [
             ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
-            ConversationsCommand.self, StatsCommand.self,
+            ConversationsCommand.self, StatsCommand.self, CheckCommand.self,
             BenchCommand.self, TokenCommand.self, ServeCommand.self, UpgradeCommand.self,
         ]
     )

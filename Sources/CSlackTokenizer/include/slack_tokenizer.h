@@ -33,7 +33,10 @@ typedef struct sqlite3 sqlite3;
  *   CREATE VIRTUAL TABLE t USING fts5(body, extra, tokenize='slackindex');
  * Tokenizer arguments are accepted and ignored.
  * Also registers the auxiliary function slackindex_rank() (slack_rank.c):
- * bm25 where a word and its stem token count as one term.
+ * bm25 where a word and its stem token count as one term; and the functions
+ * `slackindex check` compares the index with the text through
+ * (slackindex_index_hash, slackindex_text_hash, slackindex_text_size:
+ * slack_check.c).
  * Returns SQLITE_OK (0) or an SQLite error code.
  */
 int slackindex_register_tokenizer(sqlite3 *db);

@@ -87,11 +87,9 @@ final class PageBuffer {
         var now: [PageWrite] = []
         var waiting: [PageWrite] = []
         for page in pages {
-            var older = page
-            var newer = PageWrite(conversationRowID: page.conversationRowID)
-            (older.messages, newer.messages) = (page.messages.filter { $0.tsKey < cut }, page.messages.filter { $0.tsKey >= cut })
+            let (older, newer) = page.split(before: cut)
             now.append(older)
-            if !newer.messages.isEmpty { waiting.append(newer) }
+            if let newer { waiting.append(newer) }
         }
         summary.add(try writer.takeCounts())
         writer.queue.push(now)
@@ -154,11 +152,16 @@ final class PageWriter: @unchecked Sendable {
         done.signal()
     }
 
-    /// What was written since the last call; throws the write error if one stopped the writer.
+    /// What was written since the last call; throws the write error if one stopped the writer, a
+    /// `BulkImportFailure` counting what was committed since the last call (once: later calls count nothing).
     func takeCounts() throws -> WriteCounts {
         try lock.withLock {
-            if let failure { throw failure }
             defer { counts = WriteCounts() }
+            if let failure {
+                guard var stopped = failure as? BulkImportFailure else { throw failure }
+                stopped.committed.add(counts)
+                throw stopped
+            }
             return counts
         }
     }
@@ -173,7 +176,11 @@ final class PageWriter: @unchecked Sendable {
         if first {
             queue.close()
             done.wait()
-            session.finish()
+            do {
+                try session.finish()
+            } catch {
+                lock.withLock { if failure == nil { failure = error } }
+            }
         }
         return try takeCounts()
     }
@@ -587,14 +594,26 @@ extension Importer {
         summary.sources = [path]
         summary.recognise("slackdump archives")
         let database = try SlackdumpDatabase(path: file)
+        try recordingWriteFailure(in: &summary) { summary in
+            try writeSlackdump(database, file: file, summary: &summary)
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    private func writeSlackdump(_ database: SlackdumpDatabase, file: String, summary: inout ImportSummary) throws {
         var found = DumpListings()
         let decoder = JSONDecoder()
         var unreadable = 0
         for data in try database.users() {
-            if let user = try? decoder.decode(UserRecord.self, from: data) { found.users.append(user) } else { unreadable += 1 }
+            if let data, let user = try? decoder.decode(UserRecord.self, from: data) {
+                found.users.append(user)
+            } else {
+                unreadable += 1
+            }
         }
         for data in try database.conversations() {
-            if let record = try? decoder.decode(ConversationRecord.self, from: data) {
+            if let data, let record = try? decoder.decode(ConversationRecord.self, from: data) {
                 found.conversations.append(record)
             } else {
                 unreadable += 1
@@ -603,6 +622,16 @@ extension Importer {
         if unreadable > 0 {
             summary.skippedFiles.append(
                 .init(path: file, reason: "\(unreadable) user or conversation rows hold no readable JSON object"))
+        }
+        // Rows the message query below cannot read are counted, never dropped unseen (issue 47's D10).
+        let notRead = try database.messagesNotRead()
+        if notRead.missingChunk > 0 {
+            summary.skipMessage("message rows whose slackdump chunk is missing", count: notRead.missingChunk)
+        }
+        if notRead.otherChunkType > 0 {
+            summary.skipMessage(
+                "message rows only in slackdump chunks that are not history or thread answers",
+                count: notRead.otherChunkType)
         }
         try store(found, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
@@ -640,10 +669,24 @@ extension Importer {
             }
         }
         try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.recountReplies(conversations: targets.touched.sorted())
-        try archive.applyPendingEvents()
-        summary.seconds = Date().timeIntervalSince(started)
-        return summary
+        try archive.reportingFailure {
+            try archive.recountReplies(conversations: targets.touched.sorted())
+            try archive.applyPendingEvents()
+        }
+    }
+
+    /// Runs a dump import's writes; a failed write (a full disk) ends it with what was committed counted and the
+    /// documented message in `summary.stopped` (`record`), rather than an error that loses the counts: the
+    /// command then reports true counts and exits 1, and never takes a new archive with committed data away.
+    func recordingWriteFailure(
+        in summary: inout ImportSummary, _ body: (inout ImportSummary) throws -> Void
+    ) throws {
+        do {
+            try body(&summary)
+        } catch var failure as BulkImportFailure {
+            failure.committed.add(summary.writeCounts)
+            Importer.record(failure, in: &summary, bytesDone: 0, bytesTotal: 0, growth: 0)
+        }
     }
 }
 

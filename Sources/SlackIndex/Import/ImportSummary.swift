@@ -66,6 +66,16 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         placeholderUsers += counts.placeholders
     }
 
+    /// The message and placeholder counts as the store counts writes.
+    var writeCounts: WriteCounts {
+        var counts = WriteCounts()
+        counts.added = messagesAdded
+        counts.updated = messagesUpdated
+        counts.unchanged = messagesUnchanged
+        counts.placeholders = placeholderUsers
+        return counts
+    }
+
     mutating func merge(_ other: ImportSummary) {
         sources += other.sources
         conversationsAdded += other.conversationsAdded

@@ -68,8 +68,18 @@ public final class Importer: Sendable {
                     total.merge(try importExport(at: path, progress: progress))
                 }
             } catch {
-                total.skippedFiles.append(.init(path: path, reason: "\(error)"))
+                // A failed write (a full disk) outside the message writes (listings, a new conversation): the
+                // import stops with the documented message, not a raw SQLite error on a "skipped" file.
+                guard var failure = archive.writeFailure(from: error) else {
+                    total.skippedFiles.append(.init(path: path, reason: "\(error)"))
+                    continue
+                }
+                failure.committed.add(total.writeCounts)
+                total.sources.append(path)
+                Importer.record(failure, in: &total, bytesDone: 0, bytesTotal: 0, growth: 0)
             }
+            // Past a failed write, the next sources would fail the same way.
+            if total.stopped != nil { break }
         }
         return total
     }
@@ -265,6 +275,16 @@ public final class Importer: Sendable {
         let committed = Importer.grouped(failure.committed.added + failure.committed.updated)
         func megabytes(_ bytes: Int64) -> String { "\((bytes + 999_999) / 1_000_000) MB" }
         let free = failure.freeBytes.map { " (\(megabytes($0)) free)" } ?? ""
+        if failure.inWAL {
+            summary.stopped =
+                (failure.isDiskFull
+                    ? "the disk holding the archive \(failure.path) is full\(free)"
+                    : "copying the write-ahead log into the archive \(failure.path) failed (\(failure.reason))")
+                + ": all \(committed) messages were committed and are safe in its write-ahead log "
+                + "(\(failure.path)-wal), but could not be copied into the archive. Free some space, then run the "
+                + "same import again: it adds nothing and finishes the copy."
+            return
+        }
         var text =
             failure.isDiskFull
             ? "the disk holding the archive \(failure.path) is full\(free)"

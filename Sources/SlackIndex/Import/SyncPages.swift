@@ -189,6 +189,14 @@ extension Importer {
         let started = Date()
         var summary = ImportSummary()
         summary.sources = [path]
+        try recordingWriteFailure(in: &summary) { summary in
+            try writePages(at: path, conversation: conversation, summary: &summary)
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    private func writePages(at path: String, conversation: String?, summary: inout ImportSummary) throws {
         let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
         var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
@@ -224,10 +232,10 @@ extension Importer {
             }
         }
         try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.recountReplies(conversations: targets.touched.sorted())
-        try archive.applyPendingEvents()
-        summary.seconds = Date().timeIntervalSince(started)
-        return summary
+        try archive.reportingFailure {
+            try archive.recountReplies(conversations: targets.touched.sorted())
+            try archive.applyPendingEvents()
+        }
     }
 
     /// The conversation `name` names. A conversation id the archive does not know yet (pages dumped from the API

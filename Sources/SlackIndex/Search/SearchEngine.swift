@@ -131,7 +131,7 @@ public struct SearchEngine: Sendable {
     private func searchOnly(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         var notes = query.notes
-        guard var resolved = try resolve(query, options: options) else {
+        guard var resolved = try resolve(query, options: options, notes: &notes) else {
             return SearchResults(hits: [], notes: notes, windowed: false)
         }
         resolved.words = try expandingPrefixes(resolved.words, notes: &notes)
@@ -209,7 +209,8 @@ public struct SearchEngine: Sendable {
         -> (Int, [String])
     {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
-        guard let resolved = try resolve(query, options: options) else { return (0, query.notes) }
+        var notes = query.notes
+        guard let resolved = try resolve(query, options: options, notes: &notes) else { return (0, notes) }
         if resolved.words.isEmpty && query.terms.contains(where: { !$0.negated }) { return (0, query.notes) }
         return (try archive.searchCount(resolved, cap: cap), query.notes)
     }
@@ -236,6 +237,12 @@ public struct SearchEngine: Sendable {
     /// Resolves names to ids. Returns nil when the filters cannot match anything (contradictory dates).
     /// Over 60 lines: one switch over the filter kinds, then the token's visibility; each case is two lines.
     func resolve(_ query: SearchQuery, options: SearchOptions) throws -> ResolvedSearch? {
+        var notes: [String] = []
+        return try resolve(query, options: options, notes: &notes)
+    }
+
+    /// `resolve`, adding to `notes` why a filter matches nothing (an `in:@person` with whom there is no DM).
+    func resolve(_ query: SearchQuery, options: SearchOptions, notes: inout [String]) throws -> ResolvedSearch? {
         var resolved = ResolvedSearch()
         resolved.wordVariants = options.wordVariants
         resolved.variantWeight = min(1, max(0, options.variantWeight.isFinite ? options.variantWeight : 0.2))
@@ -253,7 +260,18 @@ public struct SearchEngine: Sendable {
             switch filter {
             case .inConversation(let ref, let negated):
                 let ids = try conversationIDs(ref, options: options)
-                if negated { resolved.notInConversations += ids } else { inConversations += ids }
+                if negated {
+                    resolved.notInConversations += ids
+                } else if ids.isEmpty {
+                    // A filter that names no conversation matches nothing; dropping it searched everything
+                    // (issue 47's D2: `in:@paul.wilson` without a DM counted the whole archive).
+                    if case .dmWith(let user) = ref {
+                        notes.append("No direct message with \(user.display) is in the archive: nothing matches in:@\(user.display).")
+                    }
+                    return nil
+                } else {
+                    inConversations += ids
+                }
             case .from(let ref, let negated):
                 let id = try userID(ref, options: options)
                 if negated { resolved.notFromUsers.append(id) } else { fromUsers.append(id) }

@@ -124,6 +124,15 @@ public struct SearchQuery: Sendable, Equatable {
         case id(String)
         /// The searching user (`me`, `@me`).
         case me
+
+        /// As the query wrote it, without `@`.
+        var display: String {
+            switch self {
+            case .handle(let name): name.hasPrefix("@") ? String(name.dropFirst()) : name
+            case .id(let id): id
+            case .me: "me"
+            }
+        }
     }
 
     /// What `has:` asks for.

@@ -1,0 +1,139 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import SlackIndex
+@testable import SlackIndexStore
+
+/// `slackindex check`: healthy archives pass; each damage made on purpose is found and named, and `--repair`
+/// (or the same import again, for JSON only the source holds) makes the archive healthy again.
+@Suite struct ArchiveCheckTests {
+    /// sample-data's export and its sync pages (edits, deletions, reactions, threads).
+    static func sampleWithPages() throws -> Archive {
+        let archive = try TestSupport.sampleArchive()
+        _ = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        return archive
+    }
+
+    static func check(_ archive: Archive) throws -> CheckReport {
+        try ArchiveChecker(archive: archive).run()
+    }
+
+    @Test func healthyArchivesPass() throws {
+        let archive = try Self.sampleWithPages()
+        let report = try Self.check(archive)
+        #expect(report.healthy, "\(report.findings)")
+        #expect(report.messages == (try archive.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM message") }))
+        #expect(report.blocks > 0)
+        // Read-only, as the command opens it.
+        let readOnly = try Archive(path: archive.path, access: .readOnly)
+        #expect(try Self.check(readOnly).healthy)
+    }
+
+    @Test func aTruncatedBlockIsFoundAndItsMessagesNamed() throws {
+        let archive = try TestSupport.sampleArchive()
+        let (block, handles) = try archive.pool.write { db -> (Int64, [String]) in
+            let block = try #require(try Int64.fetchOne(db, sql: "SELECT min(raw_block) FROM message"))
+            try db.execute(
+                sql: "UPDATE raw_block SET data = substr(data, 1, length(data) / 2) WHERE id = ?", arguments: [block])
+            let handles = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT c.slack_id || '/' || m.ts FROM message m JOIN conversation c ON c.id = m.conversation_id
+                    WHERE m.raw_block = ? ORDER BY m.id
+                    """, arguments: [block])
+            return (block, handles)
+        }
+        let report = try Self.check(archive)
+        let blocks = try #require(report.findings.first { $0.area == "blocks" && $0.problem.contains("inflate") })
+        #expect(blocks.count == 1 && blocks.examples == ["block \(block)"])
+        let messages = try #require(report.findings.first { $0.area == "messages" })
+        #expect(messages.count == handles.count && messages.repair == .reimport)
+        #expect(messages.examples.first?.hasPrefix(handles[0]) == true, "\(messages.examples)")
+
+        // --repair marks them; the same import rewrites their JSON, and the archive is healthy again.
+        let outcome = try ArchiveChecker(archive: archive).repair(report)
+        #expect(outcome.markedForReimport == handles.count)
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+        let after = try Self.check(archive)
+        #expect(after.findings.allSatisfy { $0.area == "blocks" && $0.problem.contains("no message") }, "\(after.findings)")
+        _ = try ArchiveChecker(archive: archive).repair(after)
+        #expect(try Self.check(archive).healthy)
+    }
+
+    @Test func aWrongLocationIsFound() throws {
+        let archive = try TestSupport.sampleArchive()
+        let handle = try archive.pool.write { db -> String in
+            let id = try #require(try Int64.fetchOne(db, sql: "SELECT min(id) FROM message WHERE raw_block IS NOT NULL"))
+            // Seven bytes further into the block: the JSON of a neighbour, or the middle of one.
+            try db.execute(sql: "UPDATE message SET raw_at = raw_at + (7 << 32) WHERE id = ?", arguments: [id])
+            return try #require(
+                try String.fetchOne(
+                    db,
+                    sql: "SELECT c.slack_id || '/' || m.ts FROM message m JOIN conversation c ON c.id = m.conversation_id WHERE m.id = ?",
+                    arguments: [id]))
+        }
+        let report = try Self.check(archive)
+        #expect(report.findings.map(\.area) == ["messages"], "\(report.findings)")
+        #expect(report.findings.first?.count == 1)
+        #expect(report.findings.first?.examples.first?.hasPrefix(handle) == true, "\(report.findings)")
+    }
+
+    @Test func aRemovedIndexEntryIsFoundAndRebuilt() throws {
+        let archive = try TestSupport.sampleArchive()
+        let handle = try archive.pool.write { db -> String in
+            let row = try #require(
+                try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT m.id, \(SearchTextColumn.sql("m")) AS search_text, m.search_extra,
+                            c.slack_id || '/' || m.ts AS handle
+                        FROM message m JOIN conversation c ON c.id = m.conversation_id
+                        WHERE m.is_deleted = 0 AND m.text LIKE '% %' ORDER BY m.id LIMIT 1 OFFSET 100
+                        """))
+            try MessageWriter.indexDelete(id: row["id"], row["search_text"], row["search_extra"], in: db)
+            return row["handle"]
+        }
+        let report = try Self.check(archive)
+        let index = try #require(report.findings.first { $0.area == "index" }, "\(report.findings)")
+        #expect(report.findings.count == 1 && index.examples == [handle] && index.repair == .checkRepair)
+
+        let outcome = try ArchiveChecker(archive: archive).repair(report)
+        #expect(outcome.rebuiltIndex)
+        #expect(try Self.check(archive).healthy)
+    }
+
+    @Test func countsAndReplyCountsAreRecounted() throws {
+        let archive = try Self.sampleWithPages()
+        try archive.pool.write { db in
+            try db.execute(sql: "UPDATE message_count SET messages = messages + 3 WHERE rowid = (SELECT min(rowid) FROM message_count)")
+            try db.execute(
+                sql: "UPDATE message SET reply_count = 0 WHERE id = (SELECT min(id) FROM message WHERE reply_count > 0)")
+            try db.execute(sql: "DELETE FROM message WHERE id = (SELECT min(message_id) FROM reaction)")
+        }
+        let report = try Self.check(archive)
+        #expect(Set(report.findings.map(\.area)).isSuperset(of: ["counts", "replies", "attachments"]), "\(report.findings)")
+        let counts = try #require(report.findings.first { $0.area == "counts" })
+        #expect(counts.count >= 1)
+        _ = try ArchiveChecker(archive: archive).repair(report)
+        let after = try Self.check(archive)
+        // Deleting a row outside the writer also took its index entry's message: the index no longer agrees, which
+        // a second repair rebuilds.
+        _ = try ArchiveChecker(archive: archive).repair(after)
+        #expect(try Self.check(archive).healthy, "\(try Self.check(archive).findings)")
+    }
+
+    /// The checksum sees what SQLite's own comparison sees: on a healthy archive both agree (SQLite's needs a
+    /// writable connection and content that is stored as indexed, so it runs here on a copy made so).
+    @Test func theIndexChecksumAgreesWithSQLitesIntegrityCheck() throws {
+        let archive = try Self.sampleWithPages()
+        let agreement = try archive.indexAgreement()
+        #expect(agreement.agrees && agreement.indexSum != 0)
+        try archive.pool.write { db in
+            // The content SQLite reads: search text in full, and only the messages indexed (not the deleted ones).
+            try db.execute(sql: "UPDATE message SET search_text = \(SearchTextColumn.sql("message"))")
+            try db.execute(sql: "DELETE FROM message WHERE is_deleted = 1")
+            try db.execute(sql: "INSERT INTO message_fts (message_fts, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Fails when building or running slackindex needs a Debian package a fresh machine of our kind does not have
+# (.ci/fresh-image-packages.txt, the list of such a machine's packages): the headers the C targets compiled against
+# (the compiler's dependency files under .build) and the shared libraries the binary loads (ldd), each mapped to
+# its package with dpkg -S. Issue 48: the README's first command failed on a fresh machine ('libdeflate.h' file not
+# found) while CI, which installed libdeflate-dev first, stayed green.
+#
+# Usage: scripts/check-build-packages.sh [BUILD_DIR]   (default .build/debug; run after a build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-.build/debug}"
+fresh=.ci/fresh-image-packages.txt
+binary="$build/slackindex"
+[ -x "$binary" ] || { echo "check-build-packages: no $binary; build first" >&2; exit 1; }
+
+files=$(mktemp)
+trap 'rm -f "$files"' EXIT
+# System headers the project's own C targets included (not the packages' sources under .build or the toolchain).
+find "$build" -path '*/CSlack*' -name '*.d' -print0 2>/dev/null | xargs -0 -r cat \
+    | tr ' \\' '\n\n' | grep -E '^/usr/(include|lib)/' | sort -u >>"$files" || true
+# Shared libraries the binary loads from the system (not Swift's own runtime, which comes with the toolchain).
+ldd "$binary" | awk '/=> \//{print $3}' | grep -E '^/(usr/)?lib' | sort -u >>"$files"
+
+missing=0
+declare -A seen=()
+while read -r file; do
+    [ -n "$file" ] || continue
+    real=$(readlink -f "$file")
+    owner=$(dpkg -S "$file" 2>/dev/null || dpkg -S "$real" 2>/dev/null || true)
+    pkg=${owner%%:*}
+    if [ -z "$pkg" ]; then
+        echo "check-build-packages: $file belongs to no Debian package (installed by hand?)" >&2
+        missing=1
+        continue
+    fi
+    [ -z "${seen[$pkg]:-}" ] || continue
+    seen[$pkg]=1
+    if ! grep -qxF "$pkg" "$fresh"; then
+        echo "check-build-packages: the build needs $pkg (for $file), which a fresh machine lacks" >&2
+        missing=1
+    fi
+done <"$files"
+if [ "$missing" -ne 0 ]; then
+    echo "check-build-packages: install it from the README's first command, or stop needing it" >&2
+    exit 1
+fi
+echo "check-build-packages: the build and the binary need only a fresh machine's packages (${#seen[@]} checked: ${!seen[*]})"
