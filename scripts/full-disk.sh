@@ -4,7 +4,10 @@
 # run again), its --json counts equal what the archive then holds (read back with `stats --json`), the archive is
 # not deleted, and the same import, once there is room, completes it with `check` healthy.
 #
-# Usage (as root: it mounts tmpfs): scripts/full-disk.sh [BINARY]   (default .build/release/slackindex)
+# Usage (as root: it mounts tmpfs): scripts/full-disk.sh [BINARY] [EXPORT_DIR SIZE]
+#   BINARY defaults to .build/release/slackindex; EXPORT_DIR (an unpacked export, e.g. a generated one of 25,000
+#   messages) and a tmpfs SIZE that it fills half way add cases where several transactions commit before the disk
+#   fills (sample-data's 3,000 messages are one transaction).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=$(readlink -f "${1:-.build/release/slackindex}")
@@ -53,7 +56,14 @@ run_case "export folder" sample-data/export 3m
 run_case "API dump tree" "$work/tree" 3m
 run_case "JSON lines" "$work/dump.jsonl" 3m
 run_case "slackdump" "$work/slackdump" 3m
-run_case "sync pages" sample-data/pages 640k
+run_case "sync pages" sample-data/pages 1200k
+if [ $# -ge 3 ]; then
+    python3 scripts/export-to-dump.py "$2" "$work/big-tree" --layout tree >/dev/null
+    python3 scripts/export-to-dump.py "$2" "$work/big-slackdump" --layout slackdump >/dev/null
+    run_case "large export folder" "$2" "$3"
+    run_case "large API dump tree" "$work/big-tree" "$3"
+    run_case "large slackdump" "$work/big-slackdump" "$3"
+fi
 
 # D7: room for the import's write-ahead log but not for copying it into the archive at the end.
 umount "$disk" 2>/dev/null || true

@@ -17,7 +17,7 @@ package struct StoredMessage: Sendable {
 /// What the walk over stored messages found in the packed blocks themselves.
 package struct RawBlockSummary: Sendable {
     package var blocks = 0
-    /// Blocks whose bytes do not inflate (damaged or not written by this code).
+    /// Blocks messages point into whose bytes do not inflate (damaged or not written by this code).
     package var damaged: [Int64] = []
     /// Blocks no message points into: space only (a block is never read without a message pointing into it).
     package var unreferenced: [Int64] = []
@@ -87,18 +87,11 @@ extension Archive {
                 }
                 try body(message)
             }
-            // Blocks that do not inflate but no message reached are damage too (and a sign of lost messages).
+            // Blocks no message points into are never read, damaged or not: space that `--repair` gives back.
             let all = try Int64.fetchCursor(db, sql: "SELECT id FROM raw_block ORDER BY id")
             while let id = try all.next() {
                 summary.blocks += 1
-                if !referenced.contains(id) {
-                    summary.unreferenced.append(id)
-                    if let data = try Data.fetchOne(blockStatement, arguments: [id]),
-                        RawBlocks.inflate([UInt8](data)) == nil
-                    {
-                        damaged.insert(id)
-                    }
-                }
+                if !referenced.contains(id) { summary.unreferenced.append(id) }
             }
             summary.damaged = damaged.sorted()
             return summary
@@ -186,11 +179,10 @@ extension Archive {
                             + slackindex_text_hash(id, 'search_extra', m.search_extra) AS h
                         FROM message m WHERE m.is_deleted = 0
                     )
-                    SELECT id FROM (
-                        SELECT id, h FROM expected WHERE h != 0 EXCEPT SELECT id, h FROM indexed
-                        UNION
-                        SELECT id, h FROM indexed EXCEPT SELECT id, h FROM expected
-                    ) GROUP BY id ORDER BY id LIMIT ?
+                    SELECT id FROM (SELECT id, h FROM expected WHERE h != 0 EXCEPT SELECT id, h FROM indexed)
+                    UNION
+                    SELECT id FROM (SELECT id, h FROM indexed EXCEPT SELECT id, h FROM expected)
+                    ORDER BY id LIMIT ?
                     """, arguments: [max(1, limit)])
         }
     }

@@ -180,6 +180,28 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case conversationNotFound(String, closest: [String] = [])
     case ambiguousConversation(String, candidates: [String])
     case invalidArgument(String)
+    /// A write to the archive failed (a full disk, an I/O error, a file that became read-only): what was committed
+    /// before it stays.
+    case writeFailed(path: String, reason: String, isDiskFull: Bool, freeBytes: Int64?)
+
+    /// `error` as `writeFailed` when it is SQLite's failure to write the archive at `path`, else nil: for a
+    /// command's last resort, so that no raw SQLite error reaches the user.
+    public static func writeFailure(_ error: any Error, path: String) -> StoreError? {
+        if let failure = error as? BulkImportFailure {
+            return .writeFailed(
+                path: failure.path, reason: failure.reason, isDiskFull: failure.isDiskFull,
+                freeBytes: failure.freeBytes)
+        }
+        guard let error = error as? DatabaseError else { return nil }
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return .writeFailed(
+                path: path, reason: error.message ?? "\(error.resultCode)",
+                isDiskFull: error.resultCode == .SQLITE_FULL, freeBytes: Archive.freeBytes(besides: path))
+        default:
+            return nil
+        }
+    }
 
     public var description: String {
         switch self {
@@ -204,6 +226,13 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
         case .invalidArgument(let message):
             message
+        case .writeFailed(let path, let reason, let isDiskFull, let freeBytes):
+            (isDiskFull
+                ? "The disk holding the archive \(path) is full"
+                    + (freeBytes.map { " (\(($0 + 999_999) / 1_000_000) MB free)" } ?? "")
+                : "Writing to the archive \(path) failed (\(reason))")
+                + ". What was committed before stays in the archive. Free some space (or fix the file's "
+                + "permissions), then run the same command again."
         }
     }
 }

@@ -265,6 +265,11 @@ extension Archive {
         return overflow ? Int64.max : bytes
     }
 
+    /// Test support: the database's size in pages, as the writer sees it (WAL included).
+    package func pageCount() throws -> Int {
+        try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+    }
+
     /// Test support: caps the writer connection's database size at `pages` pages, so that writes past it fail as
     /// on a full disk (SQLITE_FULL). `nil` lifts the cap.
     package func limitSizeForTesting(pages: Int?) throws {

@@ -53,7 +53,8 @@ struct CommandError: Error, CustomStringConvertible {
         case TokenError.unknownToken(let id):
             CommandError(description: "No token with id \(id). `slackindex token list` shows the tokens there are.")
         default:
-            error
+            // A failed write SQLite reports in its own words (a full disk during sync, a token, a listing).
+            StoreError.writeFailure(error, path: GlobalArguments.databasePath).map { $0 as any Error } ?? error
         }
     }
 }

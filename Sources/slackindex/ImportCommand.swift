@@ -56,6 +56,10 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         let path = global.databasePath
+        // Nothing usable: said without opening (or creating) the archive.
+        if let refused = Importer.refusedSources(paths) {
+            return try report(refused, database: path, nothingImported: true)
+        }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let isFirstImport = !FileManager.default.fileExists(atPath: path)
         let hadFolder = FileManager.default.fileExists(atPath: folder)
@@ -110,7 +114,8 @@ struct ImportCommand: ParsableCommand {
             printSummary(summary, database: database)
         }
         if let stopped = summary.stopped {
-            if !json { Output.error("Error: the import stopped: \(stopped)") }
+            // On stderr with --json too: stdout stays the one JSON object, and a person watching hears why.
+            Output.error("Error: the import stopped: \(stopped)")
             throw ExitCode(ExitStatus.failure)
         }
         if summary.interrupted {

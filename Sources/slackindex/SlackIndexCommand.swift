@@ -82,6 +82,11 @@ enum GlobalArguments {
         return found
     }
 
+    /// The archive the command line names (`--db`, else the default), for errors told after the command failed.
+    static var databasePath: String {
+        value(of: "--db", in: Array(CommandLine.arguments.dropFirst())) ?? Archive.defaultPath()
+    }
+
     static func reordered(_ arguments: [String]) -> [String] {
         var globals: [String] = []
         var index = 0

@@ -96,7 +96,8 @@ import Testing
         }
         let report = try Self.check(archive)
         let index = try #require(report.findings.first { $0.area == "index" }, "\(report.findings)")
-        #expect(report.findings.count == 1 && index.examples == [handle] && index.repair == .checkRepair)
+        #expect(report.findings.count == 1 && index.examples == [handle] && index.repair == .checkRepair,
+            "\(report.findings) \(handle)")
 
         let outcome = try ArchiveChecker(archive: archive).repair(report)
         #expect(outcome.rebuiltIndex)
@@ -120,7 +121,8 @@ import Testing
         // Deleting a row outside the writer also took its index entry's message: the index no longer agrees, which
         // a second repair rebuilds.
         _ = try ArchiveChecker(archive: archive).repair(after)
-        #expect(try Self.check(archive).healthy, "\(try Self.check(archive).findings)")
+        let final = try Self.check(archive)
+        #expect(final.healthy, "\(final.findings)")
     }
 
     /// The checksum sees what SQLite's own comparison sees: on a healthy archive both agree (SQLite's needs a
@@ -135,5 +137,41 @@ import Testing
             try db.execute(sql: "DELETE FROM message WHERE is_deleted = 1")
             try db.execute(sql: "INSERT INTO message_fts (message_fts, rank) VALUES ('integrity-check', 1)")
         }
+    }
+}
+
+/// `slackindex check` as a user runs it: the exit status, the report on stdout, `--json`, `--repair`.
+@Suite struct CheckCLITests {
+    @Test func healthyDamagedAndRepaired() throws {
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("check.sqlite").path
+        #expect(try CLITests.run(["--db", db, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+        let healthy = try CLITests.run(["--db", db, "check"])
+        #expect(healthy.status == 0, "\(healthy.stderr)")
+        #expect(healthy.stdout.hasPrefix("Healthy: \(db) (3,000 messages and "), "\(healthy.stdout)")
+
+        // An index entry removed: found, named, exit 2; --repair rebuilds it; then healthy.
+        let archive = try Archive(path: db)
+        try archive.pool.write { db in
+            let row = try #require(
+                try Row.fetchOne(
+                    db,
+                    sql: "SELECT id, \(SearchTextColumn.sql("m")) AS t, search_extra FROM message m WHERE is_deleted = 0 LIMIT 1"))
+            try MessageWriter.indexDelete(id: row["id"], row["t"], row["search_extra"], in: db)
+        }
+        let damaged = try CLITests.run(["--db", db, "check"])
+        #expect(damaged.status == 2)
+        #expect(damaged.stdout.hasPrefix("Damaged: \(db)"), "\(damaged.stdout)")
+        #expect(damaged.stdout.contains("  index: 1 — The search index does not hold what the messages' text gives"))
+        #expect(damaged.stdout.contains("repair: check --repair"))
+        let json = try CLITests.run(["--db", db, "check", "--json"])
+        #expect(json.status == 2)
+        let report = try CLITests.json(Substring(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(report["healthy"] as? Bool == false)
+        let findings = try #require(report["findings"] as? [[String: Any]])
+        #expect(findings.map { $0["area"] as? String } == ["index"])
+        let repaired = try CLITests.run(["--db", db, "check", "--repair"])
+        #expect(repaired.status == 2)
+        #expect(repaired.stdout.contains("Repaired: search index rebuilt."), "\(repaired.stdout)")
+        #expect(try CLITests.run(["--db", db, "check"]).status == 0)
     }
 }

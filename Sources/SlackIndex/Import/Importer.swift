@@ -84,6 +84,25 @@ public final class Importer: Sendable {
         return total
     }
 
+    /// A summary of paths none of which can be imported (missing, not an export, a damaged zip), or nil when one
+    /// can: for a command to report them without opening the archive for writing, which changes its file even
+    /// when nothing is written (GRDB makes sure a write-ahead log exists; issue 47's D9).
+    ///
+    /// - Complexity: what telling each path's kind apart costs (a zip's directory, a folder's listing).
+    public static func refusedSources(_ paths: [String]) -> ImportSummary? {
+        var summary = ImportSummary()
+        for path in paths {
+            if slackdumpDatabase(at: path) != nil || looksLikeSyncPages(path) { return nil }
+            do {
+                _ = try openSource(path)
+                return nil
+            } catch {
+                summary.skippedFiles.append(.init(path: path, reason: "\(error)"))
+            }
+        }
+        return summary
+    }
+
     /// Opens the right source for `path`.
     ///
     /// - Throws: `ImportError.missing`, `.notAnExport`, `.unreadable`.
