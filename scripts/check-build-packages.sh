@@ -15,31 +15,42 @@ binary="$build/slackindex"
 
 files=$(mktemp)
 trap 'rm -f "$files"' EXIT
-# System headers the project's own C targets included (not the packages' sources under .build or the toolchain).
-find "$build" -path '*/CSlack*' -name '*.d' -print0 2>/dev/null | xargs -0 -r cat \
+# System headers any C or Swift target of the build included (the compilers' dependency files; `-L`: .build/debug is
+# a symbolic link), leaving out the packages' own sources under .build and the toolchain's.
+find -L "$build" -name '*.d' -print0 2>/dev/null | xargs -0 -r cat \
     | tr ' \\' '\n\n' | grep -E '^/usr/(include|lib)/' | sort -u >>"$files" || true
 # Shared libraries the binary loads from the system (not Swift's own runtime, which comes with the toolchain).
 ldd "$binary" | awk '/=> \//{print $3}' | grep -E '^/(usr/)?lib' | sort -u >>"$files"
 
 missing=0
-declare -A seen=()
+owners=$(mktemp)
+trap 'rm -f "$files" "$owners"' EXIT
+sort -u -o "$files" "$files"
+# One dpkg call for all the files ("pkg[:arch][, pkg2…]: path" per file found); files it does not know by their
+# own path are asked again by their resolved path (merged /usr, library symlinks).
+xargs -r -a "$files" dpkg -S 2>/dev/null >"$owners" || true
 while read -r file; do
-    [ -n "$file" ] || continue
+    grep -qF ": $file" "$owners" && continue
     real=$(readlink -f "$file")
-    owner=$(dpkg -S "$file" 2>/dev/null || dpkg -S "$real" 2>/dev/null || true)
-    pkg=${owner%%:*}
-    if [ -z "$pkg" ]; then
+    if found=$(dpkg -S "$real" 2>/dev/null); then
+        echo "$found" >>"$owners"
+    else
         echo "check-build-packages: $file belongs to no Debian package (installed by hand?)" >&2
-        missing=1
-        continue
-    fi
-    [ -z "${seen[$pkg]:-}" ] || continue
-    seen[$pkg]=1
-    if ! grep -qxF "$pkg" "$fresh"; then
-        echo "check-build-packages: the build needs $pkg (for $file), which a fresh machine lacks" >&2
         missing=1
     fi
 done <"$files"
+declare -A seen=()
+while IFS= read -r line; do
+    for entry in $(echo "${line%%: /*}" | tr ',' ' '); do
+        pkg=${entry%%:*}
+        [ -z "${seen[$pkg]:-}" ] || continue
+        seen[$pkg]=1
+        if ! grep -qxF "$pkg" "$fresh"; then
+            echo "check-build-packages: the build needs $pkg (for ${line#*: }), which a fresh machine lacks" >&2
+            missing=1
+        fi
+    done
+done <"$owners"
 if [ "$missing" -ne 0 ]; then
     echo "check-build-packages: install it from the README's first command, or stop needing it" >&2
     exit 1

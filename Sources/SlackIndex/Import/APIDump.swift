@@ -593,15 +593,13 @@ extension Importer {
         var summary = ImportSummary()
         summary.sources = [path]
         summary.recognise("slackdump archives")
-        let database = try SlackdumpDatabase(path: file)
-        try recordingWriteFailure(in: &summary) { summary in
-            try writeSlackdump(database, file: file, summary: &summary)
-        }
+        try recordingWriteFailure(in: &summary) { summary in try writeSlackdump(file: file, summary: &summary) }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }
 
-    private func writeSlackdump(_ database: SlackdumpDatabase, file: String, summary: inout ImportSummary) throws {
+    private func writeSlackdump(file: String, summary: inout ImportSummary) throws {
+        let database = try SlackdumpDatabase(path: file)
         var found = DumpListings()
         let decoder = JSONDecoder()
         var unreadable = 0
