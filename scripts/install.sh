@@ -13,7 +13,7 @@ binary=.build/release/slackindex
 install -Dm755 "$binary" "$prefix/bin/slackindex"
 
 # The man page, from the command's own help (argument-parser's generate-manual plugin).
-if swift package --allow-writing-to-package-directory generate-manual --multi-page=false >/dev/null 2>&1 \
+if swift package --allow-writing-to-package-directory generate-manual >/dev/null 2>&1 \
     && page=$(find .build/plugins -name slackindex.1 -print -quit) && [ -n "$page" ]; then
     install -Dm644 "$page" "$prefix/share/man/man1/slackindex.1"
 else

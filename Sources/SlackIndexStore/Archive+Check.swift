@@ -9,6 +9,10 @@ package struct StoredMessage: Sendable {
     package var ts: String
     package var userID: String?
     package var text: String
+    package var subtype: String?
+    package var editedTS: String?
+    /// The ids of its files in order (an empty string for a file without one), when it has files.
+    package var fileIDs: [String]?
     package var isDeleted: Bool
     /// The JSON as `serve` would give it back, or why it cannot be read.
     package var json: Result<String, ArchiveDamage>
@@ -68,15 +72,22 @@ extension Archive {
                 db,
                 sql: """
                     SELECT m.id, c.slack_id, m.ts, m.user_id, m.text, m.thread_ts, m.is_deleted, m.raw, m.raw_block,
-                        m.raw_at
+                        m.raw_at, m.subtype, m.edited_ts,
+                        CASE WHEN (m.flags & \(MessageFlags.hasFile.rawValue)) != 0 THEN (
+                            SELECT group_concat(coalesce(f.file_id, ''), char(10)) FROM (
+                                SELECT file_id FROM file WHERE message_id = m.id ORDER BY position) AS f)
+                        END AS files
                     FROM message m JOIN conversation c ON c.id = m.conversation_id
                     ORDER BY m.id
                     """)
             while let row = try rows.next() {
                 let fields = RepeatedFields(text: row[4], ts: row[2], userID: row[3], threadTS: row[5])
+                let files = (row[12] as String?).map {
+                    $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                }
                 var message = StoredMessage(
-                    id: row[0], conversation: row[1], ts: row[2], userID: row[3], text: row[4], isDeleted: row[6],
-                    json: .success(row[7]))
+                    id: row[0], conversation: row[1], ts: row[2], userID: row[3], text: row[4], subtype: row[10],
+                    editedTS: row[11], fileIDs: files, isDeleted: row[6], json: .success(row[7]))
                 if let block: Int64 = row[8] {
                     referenced.insert(block)
                     message.json = try Self.restore(

@@ -283,10 +283,12 @@ package final class PagesSession {
 
     /// Applies `pages` in one transaction (see `Archive.apply(pages:)`).
     ///
-    /// - Throws: `BulkImportFailure` (nothing of `pages` committed) when a write fails: a full disk, an I/O error.
+    /// - Throws: `BulkImportFailure` when a write fails (a full disk, an I/O error): counting nothing when the pages'
+    ///   transaction failed, their counts when the checkpoint after their commit did.
     package func apply(pages: [PageWrite]) throws -> WriteCounts {
-        try archive.reportingFailure {
-            let counts = try archive.apply(pages: pages)
+        let counts = try archive.reportingFailure { try archive.apply(pages: pages) }
+        // Committed: a checkpoint that fails after this counts what the pages wrote.
+        do {
             let ticket = checkpointer?.request()
             if wal.current >= checkpointPages {
                 if let checkpointer, let ticket {
@@ -295,8 +297,10 @@ package final class PagesSession {
                     try archive.pool.writeWithoutTransaction { db in try WALLength.checkpoint(db) }
                 }
             }
-            return counts
+        } catch let error as DatabaseError {
+            throw archive.failure(error, committed: counts)
         }
+        return counts
     }
 
     /// Stops the checkpoint thread, gives the connection back to automatic checkpoints and truncates the WAL.

@@ -186,7 +186,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
 
     /// `error` as `writeFailed` when it is SQLite's failure to write the archive at `path`, else nil: for a
     /// command's last resort, so that no raw SQLite error reaches the user.
-    public static func writeFailure(_ error: any Error, path: String) -> StoreError? {
+    package static func writeFailure(_ error: any Error, path: String) -> StoreError? {
         if let failure = error as? BulkImportFailure {
             return .writeFailed(
                 path: failure.path, reason: failure.reason, isDiskFull: failure.isDiskFull,
@@ -194,7 +194,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
         }
         guard let error = error as? DatabaseError else { return nil }
         switch error.resultCode {
-        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB:
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN:
             return .writeFailed(
                 path: path, reason: error.message ?? "\(error.resultCode)",
                 isDiskFull: error.resultCode == .SQLITE_FULL, freeBytes: Archive.freeBytes(besides: path))

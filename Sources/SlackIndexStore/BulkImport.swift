@@ -195,7 +195,7 @@ extension Archive {
             domain = session.domain
             committed = session.committed
         }
-        try pool.write { db in
+        try reportingFailure(committed: committed) { try pool.write { db in
             if let domain {
                 _ = try Archive.upsertWorkspace(teamID: listings.teamID, domain: domain, in: db)
             }
@@ -206,7 +206,7 @@ extension Archive {
             for (rowID, keys) in replyCounts.threadsToRecount() where !listings.preexisting.contains(rowID) {
                 try Archive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
             }
-        }
+        } }
         _ = checkpointer?.stop()
         checkpointed = true
         try finalCheckpoint(uninstalling: wal, committed: committed)
@@ -246,13 +246,14 @@ extension Archive {
         return failure(error, committed: WriteCounts())
     }
 
-    /// Runs a write, telling a failed one as a `BulkImportFailure` with nothing committed by it (listings, reply
-    /// recounts, a sync's state: each one transaction).
-    package func reportingFailure<T>(_ write: () throws -> T) throws -> T {
+    /// Runs a write, telling a failed one as a `BulkImportFailure` (listings, reply recounts, a sync's state: each
+    /// one transaction).
+    /// - Parameter committed: what was committed before `write` (a bulk import's messages), told with the failure.
+    package func reportingFailure<T>(committed: WriteCounts = WriteCounts(), _ write: () throws -> T) throws -> T {
         do {
             return try write()
         } catch let error as DatabaseError {
-            throw failure(error, committed: WriteCounts())
+            throw failure(error, committed: committed)
         }
     }
 

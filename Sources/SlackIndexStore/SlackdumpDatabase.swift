@@ -90,7 +90,7 @@ package struct SlackdumpDatabase: Sendable {
                 sql: """
                     WITH versions AS (
                         SELECT M.CHANNEL_ID, M.ID,
-                            max(C.TYPE_ID IN (0, 1)) AS readable, max(C.ID IS NOT NULL) AS chunked
+                            coalesce(max(C.TYPE_ID IN (0, 1)), 0) AS readable, max(C.ID IS NOT NULL) AS chunked
                         FROM MESSAGE M LEFT JOIN CHUNK C ON C.ID = M.CHUNK_ID
                         GROUP BY M.CHANNEL_ID, M.ID
                     )

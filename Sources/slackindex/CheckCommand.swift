@@ -32,7 +32,8 @@ struct CheckCommand: ParsableCommand {
     var repair = false
 
     func run() throws {
-        let archive = try global.openArchive(repair ? .readWrite : .readOnly)
+        // --repair writes, but only to an archive that is there: a mistyped --db must not create an empty one.
+        let archive = try repair ? global.openExistingArchive() : global.openArchive(.readOnly)
         let checker = ArchiveChecker(archive: archive)
         // Each step's name as it starts, on a terminal only (a check of 1M messages takes tens of seconds).
         let status = StatusLine(enabled: !json && Output.stderrIsTTY, terminalInterval: 0)

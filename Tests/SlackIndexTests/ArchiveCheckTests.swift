@@ -175,3 +175,17 @@ import Testing
         #expect(try CLITests.run(["--db", db, "check"]).status == 0)
     }
 }
+
+/// A failed write SQLite reports in its own words becomes one sentence naming the archive, never the raw error.
+@Suite struct WriteFailureWordsTests {
+    @Test func aFullDiskIsToldAsSuch() throws {
+        let error = DatabaseError(resultCode: .SQLITE_FULL, message: "database or disk is full")
+        let told = try #require(StoreError.writeFailure(error, path: "/srv/archive.sqlite"))
+        #expect(told.description.hasPrefix("The disk holding the archive /srv/archive.sqlite is full"))
+        #expect(told.description.contains("run the same command again"))
+        #expect(!told.description.contains("SQLite error"))
+        // Not every database error is a failed write: a constraint is a defect, reported as it is.
+        #expect(StoreError.writeFailure(DatabaseError(resultCode: .SQLITE_CONSTRAINT), path: "/x") == nil)
+        #expect(StoreError.writeFailure(CocoaError(.fileNoSuchFile), path: "/x") == nil)
+    }
+}

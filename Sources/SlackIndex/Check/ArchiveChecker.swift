@@ -88,6 +88,8 @@ public struct ArchiveChecker: Sendable {
             let result = Result { try sqliteAndIndexFindings() }
             background.withLock { $0 = result }
         }
+        // Also when this thread's half throws: the other half reads the archive until it is done.
+        defer { group.wait() }
         progress("stored messages")
         try checkMessages(into: &report)
         progress("counts")
@@ -166,13 +168,23 @@ public struct ArchiveChecker: Sendable {
     }
 
     /// Why `json` is not the stored form of `message`, or nil when it is.
+    ///
+    /// A packed message's ts, author, text and thread come back from its row (`RawElision`), so a location that
+    /// frames another message's JSON would agree on those: the subtype, the edit and the files' ids are compared
+    /// too, as they are kept only in the JSON and beside the row.
     static func disagreement(_ json: String, with message: StoredMessage) -> String? {
         var json = json
         let parsed = json.withUTF8 { bytes in try? MessageRecord(json: bytes) }
-        guard let record = parsed else { return "it is not one JSON object" }
+        guard let outer = parsed else { return "it is not one JSON object" }
+        // A `message_changed` record is stored as its new version; an outer one would be the whole event.
+        let record = outer.subtype == "message_changed" ? (outer.changedMessage.first ?? outer) : outer
         if record.ts != message.ts { return "its JSON has ts \(record.ts ?? "none")" }
         if record.authorID != message.userID { return "its JSON names another author" }
         if record.text != message.text { return "its JSON has another text" }
+        if record.subtype != message.subtype { return "its JSON has another subtype" }
+        if record.editedTS != message.editedTS { return "its JSON has another edit" }
+        let files = record.files.map { $0.id ?? "" }
+        if files != (message.fileIDs ?? []) { return "its JSON has other files" }
         return nil
     }
 

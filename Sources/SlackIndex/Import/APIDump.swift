@@ -279,7 +279,7 @@ extension Importer {
         if order.isEmpty { order = [owner] }  // an empty page still records its span
         for name in order {
             let conversation: Conversation
-            switch target(name, targets: &targets, summary: &summary) {
+            switch try target(name, targets: &targets, summary: &summary) {
             case .success(let found): conversation = found
             case .failure(let error):
                 summary.skipMessage("\(error) (name it with --conversation ID)", count: groups[name]?.count ?? 0)
@@ -334,9 +334,11 @@ extension Importer {
     }
 
     /// The conversation `name` names (created when it is an unknown id), resolved once per import.
+    ///
+    /// - Throws: a failed write creating it (a full disk): that stops the import, it does not skip the messages.
     private func target(
         _ name: String, targets: inout PageTargets, summary: inout ImportSummary
-    ) -> Result<Conversation, StoreError> {
+    ) throws -> Result<Conversation, StoreError> {
         if let forced = targets.forced { return .success(forced) }
         if let known = targets.byName[name] { return known }
         let found: Result<Conversation, StoreError>
@@ -345,6 +347,7 @@ extension Importer {
         } catch let error as StoreError {
             found = .failure(error)
         } catch {
+            if archive.writeFailure(from: error) != nil { throw error }
             found = .failure(.conversationNotFound(name, closest: []))
         }
         targets.byName[name] = found
@@ -632,9 +635,26 @@ extension Importer {
                 count: notRead.otherChunkType)
         }
         try store(found, summary: &summary)
-        var preparer = MessagePreparer(names: try archive.nameDirectory())
         var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        do {
+            try writeSlackdumpMessages(database, file: file, targets: &targets, summary: &summary)
+        } catch {
+            Importer.finishAfterFailure(targets, archive: archive, summary: &summary)
+            throw error
+        }
+        try targets.buffer.finish(archive: archive, summary: &summary)
+        try archive.reportingFailure {
+            try archive.recountReplies(conversations: targets.touched.sorted())
+            try archive.applyPendingEvents()
+        }
+    }
+
+    /// The messages of a slackdump database, a batch of rows at a time, one page per conversation of a batch.
+    private func writeSlackdumpMessages(
+        _ database: SlackdumpDatabase, file: String, targets: inout PageTargets, summary: inout ImportSummary
+    ) throws {
+        var preparer = MessagePreparer(names: try archive.nameDirectory())
         try database.forEachMessage(batch: Importer.slackdumpBatch) { rows in
             guard stop?.isRequested != true else {
                 summary.interrupted = true
@@ -666,11 +686,6 @@ extension Importer {
                 }
             }
         }
-        try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.reportingFailure {
-            try archive.recountReplies(conversations: targets.touched.sorted())
-            try archive.applyPendingEvents()
-        }
     }
 
     /// Runs a dump import's writes; a failed write (a full disk) ends it with what was committed counted and the
@@ -681,10 +696,21 @@ extension Importer {
     ) throws {
         do {
             try body(&summary)
-        } catch var failure as BulkImportFailure {
+        } catch {
+            guard var failure = archive.writeFailure(from: error) else { throw error }
             failure.committed.add(summary.writeCounts)
             Importer.record(failure, in: &summary, bytesDone: 0, bytesTotal: 0, growth: 0)
         }
+    }
+
+    /// Waits for the writer thread after `targets`' import stopped, adding what it committed to `summary`; a write
+    /// error there is the one that stopped the import, or follows from it, and is not thrown again.
+    static func finishAfterFailure(_ targets: PageTargets, archive: Archive, summary: inout ImportSummary) {
+        do {
+            try targets.buffer.finish(archive: archive, summary: &summary)
+        } catch let failure as BulkImportFailure {
+            summary.add(failure.committed)
+        } catch {}
     }
 }
 

@@ -17,13 +17,66 @@ enum ExportFiles {
         case other(String)
     }
 
-    /// The names in `folder`, or why it cannot be listed.
-    static func names(in folder: String) -> Result<[String], Failure> {
-        do {
-            return .success(try FileManager.default.contentsOfDirectory(atPath: folder))
-        } catch {
-            return .failure(Failure(folder, reason(for: error)))
+    /// What a folder holds: the names that are valid UTF-8, and those that are not.
+    struct Listing {
+        var names: [String] = []
+        /// Names whose bytes are not UTF-8, shown with `\xNN` for the bytes that are not: no path made of a Swift
+        /// string reaches such a file (Foundation listed them with U+FFFD in their place, and opening that name
+        /// failed with "No such file or directory"; issue 47's D11).
+        var undecodable: [String] = []
+
+        /// The undecodable names of `folder` as skipped files, with what to do.
+        func skipped(in folder: String) -> [ImportSummary.SkippedFile] {
+            undecodable.map {
+                .init(
+                    path: folder + "/" + $0,
+                    reason: "its name is not valid UTF-8 (shown with \\x escapes); rename it to UTF-8 (for example "
+                        + "with `convmv -f latin1 -t utf8 -r --notest`) and import again")
+            }
         }
+    }
+
+    /// The names in `folder` (not `.` and `..`), or why it cannot be listed.
+    ///
+    /// - Complexity: O(n) entries, read with `readdir(3)` as raw bytes.
+    static func names(in folder: String) -> Result<Listing, Failure> {
+        guard let directory = opendir(folder) else { return .failure(Failure(folder, errnoText())) }
+        defer { closedir(directory) }
+        var listing = Listing()
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { return .failure(Failure(folder, errnoText())) }
+                return .success(listing)
+            }
+            let bytes = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            if let name = String(validating: bytes, as: UTF8.self) {
+                listing.names.append(name)
+            } else {
+                listing.undecodable.append(Self.escaped(bytes))
+            }
+        }
+    }
+
+    /// The bytes as text, each byte that is not part of valid UTF-8 as `\xNN`.
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var out = ""
+        var index = 0
+        while index < bytes.count {
+            // The longest valid UTF-8 sequence starting here (1 to 4 bytes), else one escaped byte.
+            let valid = (1...4).reversed().first { length in
+                index + length <= bytes.count && String(validating: bytes[index..<(index + length)], as: UTF8.self) != nil
+            }
+            if let valid, let text = String(validating: bytes[index..<(index + valid)], as: UTF8.self) {
+                out += text
+                index += valid
+            } else {
+                out += "\\x" + String(bytes[index], radix: 16, uppercase: true).leftPadded(to: 2)
+                index += 1
+            }
+        }
+        return out
     }
 
     /// What `path` is, following links; a link that leads outside `root` (a resolved folder path) is refused and
@@ -105,4 +158,11 @@ func unsafeFolderName(_ folder: String) -> String? {
         return "the entry's folder name holds a control character or a backslash"
     }
     return nil
+}
+
+extension String {
+    /// The string with `0` in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

@@ -201,11 +201,13 @@ struct FolderExportSource: ExportSource {
         root = URL(fileURLWithPath: path, isDirectory: true)
         resolvedRoot = ExportFiles.resolved(path) ?? root.standardizedFileURL.path
         let top: [String]
+        var listed = Listed()
         switch ExportFiles.names(in: path) {
-        case .success(let names): top = names.sorted()
+        case .success(let listing):
+            top = listing.names.sorted()
+            listed.unreadable += listing.skipped(in: path)
         case .failure(let failure): throw ImportError.unreadable(path: path, reason: failure.reason)
         }
-        var listed = Listed()
         for folder in top where !folder.hasPrefix(".") && !exportListingNames.contains(folder) {
             let folderPath = root.appendingPathComponent(folder).path
             switch ExportFiles.kind(of: folderPath, inside: resolvedRoot) {
@@ -239,7 +241,9 @@ struct FolderExportSource: ExportSource {
             }
             let names: [String]
             switch ExportFiles.names(in: folderPath) {
-            case .success(let found): names = found
+            case .success(let found):
+                names = found.names
+                unreadable += found.skipped(in: folderPath)
             case .failure(let failure):
                 unreadable.append(.init(path: failure.path, reason: "the folder cannot be read: \(failure.reason)"))
                 return

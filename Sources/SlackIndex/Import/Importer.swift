@@ -89,7 +89,7 @@ public final class Importer: Sendable {
     /// when nothing is written (GRDB makes sure a write-ahead log exists; issue 47's D9).
     ///
     /// - Complexity: what telling each path's kind apart costs (a zip's directory, a folder's listing).
-    public static func refusedSources(_ paths: [String]) -> ImportSummary? {
+    package static func refusedSources(_ paths: [String]) -> ImportSummary? {
         var summary = ImportSummary()
         for path in paths {
             if slackdumpDatabase(at: path) != nil || looksLikeSyncPages(path) { return nil }
@@ -134,7 +134,15 @@ public final class Importer: Sendable {
         // while the day files still import, and reading one only to check it would inflate it (15 MB of
         // `users.json` for the 10M export) to drop it.
         let hasListing = exportListingNames.contains { source.hasListing($0) }
-        guard hasListing || !source.dayFiles.isEmpty else { throw ImportError.notAnExport(path: path) }
+        guard hasListing || !source.dayFiles.isEmpty else {
+            // Nothing usable, but something could not be read (names that are not UTF-8, a folder without
+            // permission): that is the reason to give, not "not a Slack export".
+            if let first = source.unreadable.first {
+                let more = source.unreadable.count > 1 ? " (and \(source.unreadable.count - 1) more like it)" : ""
+                throw ImportError.unreadable(path: first.path, reason: first.reason + more)
+            }
+            throw ImportError.notAnExport(path: path)
+        }
         return source
     }
 

@@ -106,8 +106,10 @@ extension Importer {
         for sub in ["", "/history", "/delta"] {
             let dir = folder + sub
             switch ExportFiles.names(in: dir) {
-            case .success(let names):
-                files += names.filter { $0.hasSuffix(".json") && $0 != "manifest.json" }.sorted().map { dir + "/" + $0 }
+            case .success(let listing):
+                files += listing.names.filter { $0.hasSuffix(".json") && $0 != "manifest.json" }.sorted()
+                    .map { dir + "/" + $0 }
+                unreadable += listing.skipped(in: dir)
             case .failure(let failure):
                 if sub.isEmpty || FileManager.default.fileExists(atPath: dir) {
                     unreadable.append(.init(path: dir, reason: "the folder cannot be read: \(failure.reason)"))
@@ -200,6 +202,25 @@ extension Importer {
         let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
         var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
+        do {
+            try writePageFiles(
+                sets, others: others, at: path, conversation: conversation, targets: &targets, summary: &summary)
+        } catch {
+            Importer.finishAfterFailure(targets, archive: archive, summary: &summary)
+            throw error
+        }
+        try targets.buffer.finish(archive: archive, summary: &summary)
+        try archive.reportingFailure {
+            try archive.recountReplies(conversations: targets.touched.sorted())
+            try archive.applyPendingEvents()
+        }
+    }
+
+    /// The listings and page files of a dump, through `targets`' writer.
+    private func writePageFiles(
+        _ sets: [PageSet], others: [String], at path: String, conversation: String?, targets: inout PageTargets,
+        summary: inout ImportSummary
+    ) throws {
         if let conversation { targets.forced = try conversationOrNew(named: conversation, summary: &summary) }
         let unowned = try importListings(others, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
@@ -230,11 +251,6 @@ extension Importer {
             } catch let error as ImportError {
                 summary.skippedFiles.append(.init(path: file, reason: error.description))
             }
-        }
-        try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.reportingFailure {
-            try archive.recountReplies(conversations: targets.touched.sorted())
-            try archive.applyPendingEvents()
         }
     }
 
@@ -521,7 +537,9 @@ struct PageTree {
     private mutating func walk(_ folder: String, depth: Int, owner: String?, root: String, byID: inout [String: Int]) {
         let names: [String]
         switch ExportFiles.names(in: folder) {
-        case .success(let found): names = found.sorted()
+        case .success(let found):
+            names = found.names.sorted()
+            unreadable += found.skipped(in: folder)
         case .failure(let failure):
             unreadable.append(.init(path: folder, reason: "the folder cannot be read: \(failure.reason)"))
             return
