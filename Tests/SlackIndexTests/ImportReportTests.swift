@@ -4,6 +4,8 @@ import Foundation
 #endif
 import Testing
 
+@testable import SlackIndex
+
 /// What `slackindex import` reports and leaves when it cannot import (issue 47's D8 and D9).
 @Suite struct ImportReportTests {
     static func digest(_ path: String) throws -> Data {
@@ -62,7 +64,7 @@ import Testing
 
     @Test func aDayFileWithALatin1NameIsReportedNotLost() throws {
         let export = try TestSupport.minimalExport(days: [
-            "2024-01-02.json": #"[{"type": "message", "user": "U1", "text": "kept", "ts": "1704200000.000100"}]"#
+            "2024-01-02": #"[{"type": "message", "user": "U1", "text": "kept", "ts": "1704200000.000100"}]"#
         ])
         // "notes-café.json" in Latin-1 beside the day file: reported by its name, the rest imports.
         try Self.create(

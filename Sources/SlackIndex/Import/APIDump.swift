@@ -638,7 +638,7 @@ extension Importer {
         var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         do {
-            try writeSlackdumpMessages(database, file: file, targets: &targets, summary: &summary)
+            try writeSlackdumpMessages(file: file, targets: &targets, summary: &summary, from: database)
         } catch {
             Importer.finishAfterFailure(targets, archive: archive, summary: &summary)
             throw error
@@ -652,7 +652,8 @@ extension Importer {
 
     /// The messages of a slackdump database, a batch of rows at a time, one page per conversation of a batch.
     private func writeSlackdumpMessages(
-        _ database: SlackdumpDatabase, file: String, targets: inout PageTargets, summary: inout ImportSummary
+        file: String, targets: inout PageTargets, summary: inout ImportSummary,
+        from database: SlackdumpDatabase
     ) throws {
         var preparer = MessagePreparer(names: try archive.nameDirectory())
         try database.forEachMessage(batch: Importer.slackdumpBatch) { rows in
