@@ -198,6 +198,25 @@ extension Archive {
         }
     }
 
+    /// Messages that are not deleted without a document size in the index, and document sizes no such message has,
+    /// at most `limit`, by id: what bm25 reads (`xColumnSize`) and the checksum does not see.
+    ///
+    /// - Complexity: a pass over `message_key` and one over `message_fts_docsize`, a primary-key lookup each.
+    package func indexDocumentMismatches(limit: Int = 20) throws -> [Int64] {
+        try pool.read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM message AS m
+                    WHERE m.is_deleted = 0 AND NOT EXISTS (SELECT 1 FROM message_fts_docsize AS d WHERE d.id = m.id)
+                    UNION
+                    SELECT id FROM message_fts_docsize AS d
+                    WHERE NOT EXISTS (SELECT 1 FROM message AS m WHERE m.id = d.id AND m.is_deleted = 0)
+                    ORDER BY id LIMIT ?
+                    """, arguments: [max(1, limit)])
+        }
+    }
+
     private static func createInstanceTable(in db: Database) throws {
         try db.execute(
             sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_fts_instance USING fts5vocab(main, message_fts, instance)")

@@ -190,16 +190,30 @@ public struct ArchiveChecker: Sendable {
 
     private func checkIndex(into report: inout CheckReport) throws {
         let agreement = try archive.indexAgreement()
-        guard !agreement.agrees else { return }
-        let ids = try archive.indexDisagreements(limit: 1_000)
-        let handles = try archive.messageHandles(ids: Array(ids.prefix(examples)))
-        report.findings.append(
-            .init(
-                area: "index",
-                problem: "The search index does not hold what the messages' text gives: searches miss or find "
-                    + "the wrong messages.",
-                count: max(ids.count, 1), examples: handles, repair: .checkRepair))
+        if !agreement.agrees {
+            let ids = try archive.indexDisagreements(limit: Self.namedAtMost)
+            report.findings.append(
+                .init(
+                    area: "index",
+                    problem: "The search index does not hold what the messages' text gives: searches miss or find "
+                        + "the wrong messages" + (ids.count == Self.namedAtMost ? " (counted up to 1,000)." : "."),
+                    count: max(ids.count, 1), examples: try archive.messageHandles(ids: Array(ids.prefix(examples))),
+                    repair: .checkRepair))
+        }
+        let documents = try archive.indexDocumentMismatches(limit: Self.namedAtMost)
+        if !documents.isEmpty {
+            report.findings.append(
+                .init(
+                    area: "index",
+                    problem: "Index documents are missing for messages, or left for messages that are gone: ranking "
+                        + "reads their sizes" + (documents.count == Self.namedAtMost ? " (counted up to 1,000)." : "."),
+                    count: documents.count,
+                    examples: try archive.messageHandles(ids: Array(documents.prefix(examples))), repair: .checkRepair))
+        }
     }
+
+    /// Most damaged index documents found one by one (the rest are counted in the global checksum only).
+    static let namedAtMost = 1_000
 
     private func checkCounts(into report: inout CheckReport) throws {
         let counts = try archive.countMismatches()
