@@ -40,25 +40,29 @@ struct CheckCommand: ParsableCommand {
         let report = try checker.run { step in if status.due() { status.show("checking \(step)…") } }
         status.finish()
         var outcome: RepairOutcome?
-        if repair && !report.healthy { outcome = try checker.repair(report) }
+        if repair && !report.findings.isEmpty { outcome = try checker.repair(report) }
         if json {
             Output.json(CheckJSON(report: report, repair: outcome))
         } else {
             print(report, repair: outcome, path: archive.path)
         }
         if !report.healthy { throw ExitCode(ExitStatus.partial) }
+        if repair, let outcome, outcome.deletedBlocks > 0, !json {
+            Output.line("Gave back the space of \(Output.count(outcome.deletedBlocks)) unused blocks.")
+        }
     }
 
     private func print(_ report: CheckReport, repair: RepairOutcome?, path: String) {
         let checked =
             "\(Output.count(report.messages)) messages and \(Output.count(report.blocks)) packed blocks in "
             + String(format: "%.1f s", report.seconds)
-        guard !report.healthy else {
-            Output.line("Healthy: \(path) (\(checked)).")
-            return
+        Output.line((report.healthy ? "Healthy" : "Damaged") + ": \(path) (\(checked)).")
+        for finding in report.findings where !finding.isDamage {
+            Output.line(
+                "  note: \(Output.count(finding.count)) — \(finding.problem) `slackindex check --repair` gives it back.")
         }
-        Output.line("Damaged: \(path) (\(checked)).")
-        for finding in report.findings {
+        guard !report.healthy else { return }
+        for finding in report.findings where finding.isDamage {
             Output.line("  \(finding.area): \(Output.count(finding.count)) — \(finding.problem)")
             for example in finding.examples { Output.line("      \(example)") }
             Output.line("    repair: \(finding.repair.rawValue)")

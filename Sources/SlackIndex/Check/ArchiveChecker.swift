@@ -24,9 +24,12 @@ public struct CheckReport: Sendable, Encodable {
         /// A few of the damaged items (message handles `conversation/ts`, block ids, conversation ids).
         public var examples: [String]
         public var repair: Repair
+        /// False for what only costs space (blocks no message points into): reported, repaired, not damage.
+        public var isDamage = true
     }
 
-    public var healthy: Bool { findings.isEmpty }
+    /// No finding is damage.
+    public var healthy: Bool { !findings.contains(where: \.isDamage) }
     public var messages = 0
     public var blocks = 0
     public var seconds = 0.0
@@ -163,7 +166,8 @@ public struct ArchiveChecker: Sendable {
                 .init(
                     area: "blocks", problem: "Packed blocks no message points into (space only).",
                     count: blocks.unreferenced.count,
-                    examples: blocks.unreferenced.prefix(examples).map { "block \($0)" }, repair: .checkRepair))
+                    examples: blocks.unreferenced.prefix(examples).map { "block \($0)" }, repair: .checkRepair,
+                    isDamage: false))
         }
     }
 
@@ -188,28 +192,21 @@ public struct ArchiveChecker: Sendable {
         return nil
     }
 
+    /// The index's entries against the text (a checksum over all of them, then document by document when it
+    /// differs), and its documents' sizes, which ranking reads, against the messages: one finding naming both.
     private func checkIndex(into report: inout CheckReport) throws {
         let agreement = try archive.indexAgreement()
-        if !agreement.agrees {
-            let ids = try archive.indexDisagreements(limit: Self.namedAtMost)
-            report.findings.append(
-                .init(
-                    area: "index",
-                    problem: "The search index does not hold what the messages' text gives: searches miss or find "
-                        + "the wrong messages" + (ids.count == Self.namedAtMost ? " (counted up to 1,000)." : "."),
-                    count: max(ids.count, 1), examples: try archive.messageHandles(ids: Array(ids.prefix(examples))),
-                    repair: .checkRepair))
-        }
-        let documents = try archive.indexDocumentMismatches(limit: Self.namedAtMost)
-        if !documents.isEmpty {
-            report.findings.append(
-                .init(
-                    area: "index",
-                    problem: "Index documents are missing for messages, or left for messages that are gone: ranking "
-                        + "reads their sizes" + (documents.count == Self.namedAtMost ? " (counted up to 1,000)." : "."),
-                    count: documents.count,
-                    examples: try archive.messageHandles(ids: Array(documents.prefix(examples))), repair: .checkRepair))
-        }
+        var ids = Set(try archive.indexDocumentMismatches(limit: Self.namedAtMost))
+        if !agreement.agrees { ids.formUnion(try archive.indexDisagreements(limit: Self.namedAtMost)) }
+        guard !agreement.agrees || !ids.isEmpty else { return }
+        let named = ids.sorted()
+        report.findings.append(
+            .init(
+                area: "index",
+                problem: "The search index does not hold what the messages' text gives: searches miss or find the "
+                    + "wrong messages" + (named.count >= Self.namedAtMost ? " (counted up to 1,000)." : "."),
+                count: max(named.count, 1), examples: try archive.messageHandles(ids: Array(named.prefix(examples))),
+                repair: .checkRepair))
     }
 
     /// Most damaged index documents found one by one (the rest are counted in the global checksum only).
