@@ -219,7 +219,10 @@ extension Archive {
 
     private static func createInstanceTable(in db: Database) throws {
         try db.execute(
-            sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_fts_instance USING fts5vocab(main, message_fts, instance)")
+            sql: """
+                CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_fts_instance
+                USING fts5vocab(main, message_fts, instance)
+                """)
     }
 
     /// Conversations whose kept counts (`message_count`: messages, deleted, threads, replies) differ from a recount.
@@ -298,9 +301,13 @@ extension Archive {
             let file = MessageFlags.hasFile.rawValue
             let queries: [(String, String)] = [
                 ("reactions without their message",
-                 "SELECT count(*) FROM reaction r WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = r.message_id)"),
+                 """
+                 SELECT count(*) FROM reaction r WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = r.message_id)
+                 """),
                 ("reactions with no count or unreadable users",
-                 "SELECT count(*) FROM reaction WHERE count < 1 OR json_valid(users) = 0 OR json_type(users) != 'array'"),
+                 """
+                 SELECT count(*) FROM reaction WHERE count < 1 OR json_valid(users) = 0 OR json_type(users) != 'array'
+                 """),
                 ("files without their message",
                  "SELECT count(*) FROM file f WHERE NOT EXISTS (SELECT 1 FROM message m WHERE m.id = f.message_id)"),
                 ("messages with reactions not flagged has:reaction",
@@ -339,7 +346,10 @@ extension Archive {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM message_count")
             try db.execute(
-                sql: "INSERT INTO message_count (conversation_id, messages, deleted, threads, replies) \(Self.recountSQL)")
+                sql: """
+                    INSERT INTO message_count (conversation_id, messages, deleted, threads, replies)
+                    \(Self.recountSQL)
+                    """)
         }
     }
 
@@ -393,6 +403,8 @@ struct InflatedBlocks {
         self.capacity = max(1, capacity)
     }
 
+    /// The inflated block `id`, when cached; setting one evicts the oldest when full.
+    ///
     /// - Complexity: O(1) amortized.
     subscript(id: Int64) -> RawBlocks.Inflated? {
         get { blocks[id] }
@@ -413,7 +425,10 @@ struct InflatedBlocks {
 }
 
 extension Archive {
-    /// `conversation/ts` of each id, in order; `document ID` for an id no message has (an index entry without one).
+    /// `conversation/ts` of each id, in order; `index document ID` for an id no message has (an index entry
+    /// without one).
+    ///
+    /// - Complexity: O(k log n) for k ids.
     package func messageHandles(ids: [Int64]) throws -> [String] {
         try pool.read { db in
             let statement = try db.makeStatement(

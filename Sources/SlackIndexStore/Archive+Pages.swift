@@ -69,11 +69,10 @@ package struct PageWrite: Sendable {
             if var location = message.rawLocation {
                 // A location outside the page's blocks stays as it is: the writer refuses it (`MessageWriter`).
                 if rawBlocks.indices.contains(location.block) {
-                    if isOlder {
-                        location.block = Self.renumber(location.block, from: rawBlocks, into: &older.rawBlocks, &olderBlocks)
-                    } else {
-                        location.block = Self.renumber(location.block, from: rawBlocks, into: &newer.rawBlocks, &newerBlocks)
-                    }
+                    location.block =
+                        isOlder
+                        ? Self.renumber(location.block, from: rawBlocks, into: &older.rawBlocks, &olderBlocks)
+                        : Self.renumber(location.block, from: rawBlocks, into: &newer.rawBlocks, &newerBlocks)
                     message.rawLocation = location
                 }
             }

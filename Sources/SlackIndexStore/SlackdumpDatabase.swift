@@ -33,7 +33,8 @@ package struct SlackdumpDatabase: Sendable {
                 copy = made
             } catch {
                 throw SlackdumpError.notSlackdump(
-                    path: path, reason: "its folder is read-only and its write-ahead log could not be copied (\(error))")
+                    path: path,
+                    reason: "its folder is read-only and its write-ahead log could not be copied (\(error))")
             }
         }
         self.copy = copy
@@ -180,7 +181,8 @@ private final class TemporaryCopy: @unchecked Sendable {
     let path: String
 
     init(of source: String) throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("slackindex-slackdump-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("slackindex-slackdump-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         path = folder.appendingPathComponent("slackdump.sqlite").path
         do {

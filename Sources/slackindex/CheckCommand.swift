@@ -59,7 +59,8 @@ struct CheckCommand: ParsableCommand {
         Output.line((report.healthy ? "Healthy" : "Damaged") + ": \(path) (\(checked)).")
         for finding in report.findings where !finding.isDamage {
             Output.line(
-                "  note: \(Output.count(finding.count)) — \(finding.problem) `slackindex check --repair` gives it back.")
+                "  note: \(Output.count(finding.count)) — \(finding.problem) `slackindex check --repair` gives it "
+                    + "back.")
         }
         guard !report.healthy else { return }
         for finding in report.findings where finding.isDamage {
@@ -77,7 +78,8 @@ struct CheckCommand: ParsableCommand {
         if repair.refreshedReplyCounts { done.append("reply counts raised") }
         if repair.repairedAttachments { done.append("reactions and files repaired") }
         if repair.deletedBlocks > 0 { done.append("\(Output.count(repair.deletedBlocks)) unused blocks deleted") }
-        Output.line("Repaired: " + (done.isEmpty ? "nothing the archive could rebuild" : done.joined(separator: ", ")) + ".")
+        let repaired = done.isEmpty ? "nothing the archive could rebuild" : done.joined(separator: ", ")
+        Output.line("Repaired: \(repaired).")
         if repair.markedForReimport > 0 {
             Output.line(
                 "\(Output.count(repair.markedForReimport)) messages were marked: import the same export or dump "

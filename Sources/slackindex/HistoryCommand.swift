@@ -86,7 +86,7 @@ struct HistoryCommand: ParsableCommand {
         guard positions.filter({ $0 }).count <= 1 else {
             throw ValidationError("Give at most one of --before, --after, --around, --newest, --oldest, --cursor.")
         }
-        guard conversation != nil || page.cursor != nil else {
+        guard conversation != nil || page.cursor != nil || pointConversation != nil else {
             throw ValidationError("Name a conversation (e.g. '#general') or pass --cursor.")
         }
         for (flag, value) in [("--before", before), ("--after", after), ("--around", around)] {
@@ -98,8 +98,16 @@ struct HistoryCommand: ParsableCommand {
         }
     }
 
+    /// The conversation a `--before`, `--after` or `--around` point names, when it is a hit's handle
+    /// (`#dev/1714146569.016512`) or a permalink and no conversation is given.
+    private var pointConversation: String? {
+        [before, after, around].lazy.compactMap { $0 }
+            .compactMap { TimelinePoint.parse($0, timeZone: page.timeZone)?.conversationID }.first
+    }
+
     func run() throws {
         let archive = try global.openArchive(.readOnly)
+        let conversation = conversation ?? pointConversation
         try page.show(in: archive, conversation: conversation) { timeline in
             var name = conversation ?? ""
             var anchor: TimelineAnchor = oldest ? .oldest : .newest

@@ -105,7 +105,9 @@ struct ImportCommand: ParsableCommand {
             for file in summary.skippedFiles { Output.error("Error: \(file.reason)") }
             // Every message skipped: say why here, not only in --json (issue 47's D8).
             if summary.messagesSkipped > 0 {
-                let reasons = summary.skipReasons.sorted { $0.value > $1.value }.map { "\($0.key) (\(Output.count($0.value)))" }
+                // Most frequent first, ties by reason: the same output every run.
+                let reasons = summary.skipReasons.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+                    .map { "\($0.key) (\(Output.count($0.value)))" }
                 Output.error(
                     "Error: nothing was imported: all \(Output.count(summary.messagesSkipped)) messages were skipped: "
                         + reasons.joined(separator: "; ") + ".")
@@ -140,9 +142,14 @@ struct ImportCommand: ParsableCommand {
                     + " imported (e.g. \(s.ignoredFiles[0])).")
         }
         let rate = s.seconds > 0 ? Double(s.messagesRead) / s.seconds : 0
-        let recognised = s.recognised.sorted { $0.key < $1.key }.map { "\(Output.count($0.value)) \($0.key)" }
+        // "1 slackdump archive", not "1 slackdump archives": the kinds are named in the plural.
+        let recognised = s.recognised.sorted { $0.key < $1.key }.map { kind, count in
+            "\(Output.count(count)) " + (count == 1 && kind.hasSuffix("s") ? String(kind.dropLast()) : kind)
+        }
+        // A stopped import (Ctrl-C, a full disk) says so: what follows is what it did before it stopped.
+        let verb = s.interrupted || s.stopped != nil ? "Stopped after importing from" : "Imported"
         Output.line(
-            "Imported \(s.sources.count) source(s) into \(database) in \(String(format: "%.1f", s.seconds)) s"
+            "\(verb) \(s.sources.count) source(s) into \(database) in \(String(format: "%.1f", s.seconds)) s"
                 + " (\(Output.count(Int(rate))) messages/s)")
         if !recognised.isEmpty {
             Output.line("  recognised:    " + recognised.joined(separator: ", "))

@@ -31,7 +31,7 @@ struct TokenCommand: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: ArgumentHelp("The archive user the token acts as (an id, U…).", valueName: "id"))
+        @Option(help: ArgumentHelp("The archive user the token acts as: an id (U…) or a handle.", valueName: "user"))
         var user: String
 
         @Flag(help: "Let the token see every conversation, not only its user's.")
@@ -42,7 +42,8 @@ struct TokenCommand: ParsableCommand {
 
         func run() throws {
             let archive = try global.openExistingArchive()
-            let (token, _) = try archive.createToken(userID: user, isAdmin: admin, label: label)
+            let (token, _) = try archive.createToken(
+                userID: try TokenCommand.userID(user, in: archive), isAdmin: admin, label: label)
             Output.line(token)
         }
     }
@@ -111,5 +112,16 @@ struct TokenCommand: ParsableCommand {
                 after = last.user.id
             }
         }
+    }
+}
+
+extension TokenCommand {
+    /// `value` when the archive has a user with that id, else the user a handle or name names (`andrew.jones`,
+    /// `@andrew.jones`, "Andrew Jones"), as `from:` reads it.
+    ///
+    /// - Throws: `SearchError.unknownUser` (with the closest handles) or `.ambiguousUser`.
+    static func userID(_ value: String, in archive: Archive) throws -> String {
+        if try archive.archivedUsers(ids: [value])[value] != nil { return value }
+        return try SearchEngine(archive: archive).userID(named: value)
     }
 }

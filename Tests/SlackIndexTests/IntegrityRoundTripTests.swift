@@ -112,6 +112,33 @@ import Testing
         #expect(try ArchiveChecker(archive: archive).run().healthy)
     }
 
+    /// Remote hits saved (`search --save-remote`): 300 of them over three conversations the archive lacks, stored
+    /// and given back through `serve` with their ts, author and text, and `check` healthy.
+    @Test func savedRemoteHitsGiveBackWhatTheRemoteSent() async throws {
+        let archive = try TestSupport.makeArchive()
+        let hits = (0..<300).map { index in
+            RemoteHit(
+                conversationID: "C0REMOTE0\(index % 3)", conversationName: "remote-\(index % 3)",
+                ts: "\(1_700_000_000 + index * 60).000200", userID: "U0REMOTE\(index % 7)", username: "user\(index % 7)",
+                text: "remote hit \(index) with \"quotes\", <@U0REMOTE1> and ✓", snippet: "remote hit \(index)")
+        }
+        let saved = try Importer(archive: archive).storeRemoteHits(hits)
+        #expect(saved == 300)
+        let report = try ArchiveChecker(archive: archive).run()
+        #expect(report.healthy && report.messages == 300, "\(report.findings)")
+        let api = SlackAPI(archive: archive, configuration: Self.configuration)
+        let admin = try archive.createToken(userID: "U0REMOTE1", isAdmin: true, label: "tests").token
+        var given: [String: [String: Any]] = [:]
+        for channel in ["C0REMOTE00", "C0REMOTE01", "C0REMOTE02"] {
+            for message in try await Self.history(api, admin, channel) { given[message["ts"] as? String ?? ""] = message }
+        }
+        #expect(given.count == 300)
+        for hit in hits {
+            let message = try #require(given[hit.ts], "\(hit.ts) not given back")
+            #expect(message["text"] as? String == hit.text && message["user"] as? String == hit.userID)
+        }
+    }
+
     // MARK: What serve gives back
 
     /// Walks every conversation's history and every thread through the API and compares each message with the

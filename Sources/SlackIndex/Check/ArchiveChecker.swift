@@ -30,9 +30,13 @@ public struct CheckReport: Sendable, Encodable {
 
     /// No finding is damage.
     public var healthy: Bool { !findings.contains(where: \.isDamage) }
+    /// Messages whose stored JSON was read back.
     public var messages = 0
+    /// Packed blocks in the archive.
     public var blocks = 0
+    /// Wall-clock time of the whole check.
     public var seconds = 0.0
+    /// What was found, damage and notes, damage from SQLite's check and the index first.
     public var findings: [Finding] = []
     /// Messages whose stored JSON is damaged (`--repair` marks them for the next import).
     var damagedMessageIDs: [Int64] = []
@@ -54,10 +58,15 @@ public struct CheckReport: Sendable, Encodable {
 
 /// What `--repair` did.
 public struct RepairOutcome: Sendable, Encodable {
+    /// The search index was rebuilt from the messages.
     public var rebuiltIndex = false
+    /// Conversations whose kept counts were recounted.
     public var recountedConversations = 0
+    /// Thread parents' reply counts were raised to the replies held.
     public var refreshedReplyCounts = false
+    /// Reactions and files without their message were deleted, and flags set where they were missing.
     public var repairedAttachments = false
+    /// Packed blocks no message pointed into, deleted.
     public var deletedBlocks = 0
     /// Messages marked so that the same import rewrites their JSON.
     public var markedForReimport = 0

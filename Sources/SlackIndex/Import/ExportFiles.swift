@@ -66,7 +66,8 @@ enum ExportFiles {
         while index < bytes.count {
             // The longest valid UTF-8 sequence starting here (1 to 4 bytes), else one escaped byte.
             let valid = (1...4).reversed().first { length in
-                index + length <= bytes.count && String(validating: bytes[index..<(index + length)], as: UTF8.self) != nil
+                index + length <= bytes.count
+                    && String(validating: bytes[index..<(index + length)], as: UTF8.self) != nil
             }
             if let valid, let text = String(validating: bytes[index..<(index + valid)], as: UTF8.self) {
                 out += text

@@ -266,7 +266,9 @@ public struct SearchEngine: Sendable {
                     // A filter that names no conversation matches nothing; dropping it searched everything
                     // (issue 47's D2: `in:@paul.wilson` without a DM counted the whole archive).
                     if case .dmWith(let user) = ref {
-                        notes.append("No direct message with \(user.display) is in the archive: nothing matches in:@\(user.display).")
+                        notes.append(
+                            "No direct message with \(user.display) is in the archive: nothing matches "
+                                + "in:@\(user.display).")
                     }
                     return nil
                 } else {
