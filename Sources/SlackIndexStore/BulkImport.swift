@@ -164,14 +164,7 @@ extension Archive {
         // On the paths that throw: the import's own failure is what the user hears; the final checkpoint below is
         // checked on the path that succeeds.
         var checkpointed = false
-        defer {
-            if !checkpointed {
-                try? pool.writeWithoutTransaction { db in
-                    try wal.uninstall(from: db)
-                    try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                }
-            }
-        }
+        defer { if !checkpointed { try? finalCheckpoint(uninstalling: wal) } }
         // Declared after the deferred TRUNCATE, so stopped before it on every path.
         let checkpointer = try? Checkpointer(path: path)
         defer { _ = checkpointer?.stop() }

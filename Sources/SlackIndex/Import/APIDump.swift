@@ -635,18 +635,9 @@ extension Importer {
                 count: notRead.otherChunkType)
         }
         try store(found, summary: &summary)
-        var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
-        do {
+        try writingPages(summary: &summary) { targets, summary in
             try writeSlackdumpMessages(file: file, targets: &targets, summary: &summary, from: database)
-        } catch {
-            Importer.finishAfterFailure(targets, archive: archive, summary: &summary)
-            throw error
-        }
-        try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.reportingFailure {
-            try archive.recountReplies(conversations: targets.touched.sorted())
-            try archive.applyPendingEvents()
         }
     }
 
@@ -704,14 +695,29 @@ extension Importer {
         }
     }
 
-    /// Waits for the writer thread after `targets`' import stopped, adding what it committed to `summary`; a write
-    /// error there is the one that stopped the import, or follows from it, and is not thrown again.
-    static func finishAfterFailure(_ targets: PageTargets, archive: Archive, summary: inout ImportSummary) {
+    /// Runs `write` through a dump's writer thread (`PageTargets`), then waits for it and raises the reply counts
+    /// of the conversations it wrote to. When `write` throws, the writer is waited for all the same and what it
+    /// committed is added to `summary` (a write error there is the one that stopped the import, or follows from
+    /// it, and is not thrown again); then the error is rethrown.
+    func writingPages(
+        summary: inout ImportSummary, _ write: (inout PageTargets, inout ImportSummary) throws -> Void
+    ) throws {
+        var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
         do {
-            try targets.buffer.finish(archive: archive, summary: &summary)
-        } catch let failure as BulkImportFailure {
-            summary.add(failure.committed)
-        } catch {}
+            try write(&targets, &summary)
+        } catch {
+            do {
+                try targets.buffer.finish(archive: archive, summary: &summary)
+            } catch let failure as BulkImportFailure {
+                summary.add(failure.committed)
+            } catch {}
+            throw error
+        }
+        try targets.buffer.finish(archive: archive, summary: &summary)
+        try archive.reportingFailure {
+            try archive.recountReplies(conversations: targets.touched.sorted())
+            try archive.applyPendingEvents()
+        }
     }
 }
 

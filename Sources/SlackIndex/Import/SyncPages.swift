@@ -201,18 +201,9 @@ extension Importer {
     private func writePages(at path: String, conversation: String?, summary: inout ImportSummary) throws {
         let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
-        var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
-        do {
+        try writingPages(summary: &summary) { targets, summary in
             try writePageFiles(
                 sets, others: others, at: path, conversation: conversation, targets: &targets, summary: &summary)
-        } catch {
-            Importer.finishAfterFailure(targets, archive: archive, summary: &summary)
-            throw error
-        }
-        try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.reportingFailure {
-            try archive.recountReplies(conversations: targets.touched.sorted())
-            try archive.applyPendingEvents()
         }
     }
 
