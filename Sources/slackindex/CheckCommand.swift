@@ -8,10 +8,11 @@ struct CheckCommand: ParsableCommand {
         abstract: "Verify the archive end to end: what it gives back is what it was given.",
         discussion: """
             Read-only: SQLite's integrity check; every packed block of message JSON inflates; every message's \
-            stored JSON reads back as one JSON object with the row's ts, author and text (what serve, sync and \
-            the web UI give back); the search index holds exactly what the messages' text gives; the kept \
-            counts equal a recount; thread parents count the replies held; reactions and files belong to \
-            messages. Exit status 0 when healthy, 2 with a report of what is damaged and how to repair it.
+            stored JSON reads back as one JSON object with the row's ts, author, text, subtype, edit and file \
+            ids (what serve, sync and the web UI give back); the search index holds exactly what the messages' \
+            text gives; the kept counts equal a recount; thread parents count the replies held; reactions and \
+            files belong to messages. Exit status 0 when healthy (blocks no message points into are noted: \
+            space only), 2 with a report of what is damaged and how to repair it.
 
             --repair opens the archive for writing and rebuilds what the archive itself holds (the search \
             index, counts, reply counts, attachment flags, unused blocks). Messages whose stored JSON is \
