@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A full disk during an import, for real: each import source into an archive on a small tmpfs (issue 47, D6 and D7).
+# A full disk during an import or a sync, for real: each source into an archive on a small tmpfs (issue 47, D6, D7).
 # For each source: the import exits 1 with the documented message (the archive, the space free, what was committed,
 # run again), its --json counts equal what the archive then holds (read back with `stats --json`), the archive is
 # not deleted, and the same import, once there is room, completes it with `check` healthy.
@@ -66,6 +66,39 @@ if [ $# -ge 3 ]; then
     run_case "large API dump tree" "$work/big-tree" "$3"
     run_case "large slackdump" "$work/big-slackdump" "$3"
 fi
+
+# sync from a Slack-compatible API (this binary's own `serve` over an archive of sample-data, off the tmpfs).
+"$binary" --db "$work/source.sqlite" import sample-data/export.zip --quiet >/dev/null
+token=$("$binary" --db "$work/source.sqlite" token create --user U0T28J57VPZ --admin)
+"$binary" --db "$work/source.sqlite" serve --listen 127.0.0.1:0 --ui off --rate-limit 100000/1 >"$work/serve.txt" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 100); do grep -q "http://" "$work/serve.txt" && break; sleep 0.1; done
+api=$(grep -o 'http://[^ ]*/api/' "$work/serve.txt" | head -1)
+umount "$disk" 2>/dev/null || true
+mount -t tmpfs -o size=3m tmpfs "$disk"
+status=0
+SLACK_TOKEN=$token "$binary" --db "$disk/archive.sqlite" sync --api "$api" --json >"$work/out.json" 2>"$work/err.txt" \
+    || status=$?
+[ "$status" -eq 1 ] || fail "sync" "exit $status, expected 1 ($(cat "$work/err.txt"))"
+grep -q "is full" "$work/err.txt" || fail "sync" "no full-disk message: $(cat "$work/err.txt")"
+grep -q "continues where this one stopped" "$work/err.txt" || fail "sync" "no 'continues where this one stopped'"
+if grep -qi "sqlite error" "$work/err.txt"; then fail "sync" "a raw SQLite error reached the user"; fi
+reported=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["messagesAdded"])' "$work/out.json")
+held=$("$binary" --db "$disk/archive.sqlite" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["messages"])')
+[ "$reported" = "$held" ] || fail "sync" "--json says $reported messages added, the archive holds $held"
+[ "$held" -gt 0 ] || fail "sync" "no page was committed before the disk filled (make the tmpfs larger)"
+echo "sync on 3m: stopped with $held messages committed and kept; $(head -c 160 "$work/err.txt")"
+mount -o remount,size=256m "$disk"
+status=0
+SLACK_TOKEN=$token "$binary" --db "$disk/archive.sqlite" sync --api "$api" --quiet >/dev/null 2>"$work/err.txt" || status=$?
+[ "$status" -eq 0 ] || fail "sync" "the same sync again: exit $status ($(cat "$work/err.txt"))"
+"$binary" --db "$disk/archive.sqlite" check >/dev/null || fail "sync" "check after the second sync: not healthy"
+want=$("$binary" --db "$work/source.sqlite" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["messages"])')
+got=$("$binary" --db "$disk/archive.sqlite" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["messages"])')
+[ "$want" = "$got" ] || fail "sync" "after the second sync the archive holds $got messages, the source $want"
+kill $server 2>/dev/null || true
+rm -f "$disk/archive.sqlite" "$disk/archive.sqlite-wal" "$disk/archive.sqlite-shm"
 
 # D7: room for the import's write-ahead log but not for copying it into the archive at the end (sample-data's
 # archive is 2.5 MB and its log 4 MB: 5 MB holds the log, not both).

@@ -183,9 +183,27 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     /// A write to the archive failed (a full disk, an I/O error, a file that became read-only): what was committed
     /// before it stays.
     case writeFailed(path: String, reason: String, isDiskFull: Bool, freeBytes: Int64?)
+    /// Another process held the archive's write lock for longer than the 30 s this one waits.
+    case busy(path: String)
+    /// SQLite found the archive's file damaged (or not an SQLite file at all).
+    case damaged(path: String, reason: String)
+    /// Any other failure SQLite reported for the archive, in its words after ours.
+    case databaseFailed(path: String, reason: String)
 
-    /// `error` as `writeFailed` when it is SQLite's failure to write the archive at `path`, else nil: for a
-    /// command's last resort, so that no raw SQLite error reaches the user.
+    /// `error` told in the store's words when it is any of SQLite's errors, else nil: a command's last resort,
+    /// so that no raw SQLite error reaches the user (issue 47).
+    package static func told(_ error: any Error, path: String) -> StoreError? {
+        if let failure = writeFailure(error, path: path) { return failure }
+        guard let error = error as? DatabaseError else { return nil }
+        let reason = error.message ?? "\(error.resultCode)"
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy(path: path)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: return .damaged(path: path, reason: reason)
+        default: return .databaseFailed(path: path, reason: reason)
+        }
+    }
+
+    /// `error` as `writeFailed` when it is SQLite's failure to write the archive at `path`, else nil.
     package static func writeFailure(_ error: any Error, path: String) -> StoreError? {
         if let failure = error as? BulkImportFailure {
             return .writeFailed(
@@ -233,6 +251,15 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
                 : "Writing to the archive \(path) failed (\(reason))")
                 + ". What was committed before stays in the archive. Free some space (or fix the file's "
                 + "permissions), then run the same command again."
+        case .busy(let path):
+            "Another process has been writing to the archive \(path) for over 30 s (an import, a sync or a serve "
+                + "storing tokens). Wait for it to finish, then run this command again."
+        case .damaged(let path, let reason):
+            "The archive \(path) is damaged (SQLite: \(reason)). Run `slackindex check` to see what; "
+                + "`slackindex check --repair` and the same import again rebuild what can be rebuilt."
+        case .databaseFailed(let path, let reason):
+            "The archive \(path) could not be used (SQLite: \(reason)). Run `slackindex check` to see whether "
+                + "it is damaged."
         }
     }
 }

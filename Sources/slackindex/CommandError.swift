@@ -53,8 +53,8 @@ struct CommandError: Error, CustomStringConvertible {
         case TokenError.unknownToken(let id):
             CommandError(description: "No token with id \(id). `slackindex token list` shows the tokens there are.")
         default:
-            // A failed write SQLite reports in its own words (a full disk during sync, a token, a listing).
-            StoreError.writeFailure(error, path: GlobalArguments.databasePath).map { $0 as any Error } ?? error
+            // What SQLite reports in its own words (a full disk during a token's write, a listing, a busy lock).
+            StoreError.told(error, path: GlobalArguments.databasePath).map { $0 as any Error } ?? error
         }
     }
 }

@@ -18,7 +18,8 @@ struct SyncCommand: AsyncParsableCommand {
             readable by its owner only: chmod 600). It is never printed.
 
             Exit status: 0 done, 2 done but some conversations or messages were refused or skipped, \
-            1 the sync could not run (see the message), 130 stopped by Ctrl-C (what was fetched is saved; \
+            1 the sync could not run or stopped (a full disk: what it committed stays, counted in the summary, \
+            and running it again continues), 130 stopped by Ctrl-C (what was fetched is saved; \
             running it again continues).
 
             Examples:
@@ -94,7 +95,8 @@ struct SyncCommand: AsyncParsableCommand {
         } else {
             let rate = Output.count(Int(summary.messagesPerSecond.rounded()))
             Output.line(
-                "Synced \(summary.conversations) conversations from \(client.baseURL) in "
+                (summary.stopped == nil ? "Synced" : "Stopped while syncing")
+                    + " \(summary.conversations) conversations from \(client.baseURL) in "
                     + String(format: "%.1f s", summary.seconds) + ": "
                     + "\(Output.count(summary.messagesAdded)) new, \(Output.count(summary.messagesUpdated)) updated, "
                     + "\(Output.count(summary.messagesUnchanged)) unchanged messages (\(rate) msg/s).")
@@ -113,6 +115,11 @@ struct SyncCommand: AsyncParsableCommand {
             for (reason, count) in summary.skipReasons.sorted(by: { $0.key < $1.key }) {
                 Output.error("Skipped \(count) messages: \(reason)")
             }
+        }
+        if let stopped = summary.stopped {
+            // On stderr with --json too: stdout stays the one JSON object (as import does).
+            Output.error("Error: the sync stopped: \(stopped) `slackindex sync` continues where this one stopped.")
+            throw ExitCode(ExitStatus.failure)
         }
         if !summary.refused.isEmpty || summary.messagesSkipped > 0 { throw ExitCode(ExitStatus.partial) }
     }

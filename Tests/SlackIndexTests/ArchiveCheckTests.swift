@@ -189,3 +189,34 @@ import Testing
         #expect(StoreError.writeFailure(CocoaError(.fileNoSuchFile), path: "/x") == nil)
     }
 }
+
+/// Every other error SQLite reports reaches the user in the store's words, with what to do (issue 47).
+@Suite struct DatabaseErrorWordsTests {
+    @Test func busyDamagedAndOtherErrorsAreToldInOurWords() throws {
+        let busy = try #require(StoreError.told(DatabaseError(resultCode: .SQLITE_BUSY), path: "/a.sqlite"))
+        #expect(busy.description.hasPrefix("Another process has been writing to the archive /a.sqlite"))
+        let damaged = try #require(
+            StoreError.told(DatabaseError(resultCode: .SQLITE_CORRUPT, message: "database disk image is malformed"), path: "/a"))
+        #expect(damaged.description.contains("is damaged") && damaged.description.contains("slackindex check"))
+        let other = try #require(StoreError.told(DatabaseError(resultCode: .SQLITE_CONSTRAINT), path: "/a"))
+        #expect(other.description.hasPrefix("The archive /a could not be used"))
+        // A full disk stays a failed write; what is not SQLite's is not ours to tell.
+        #expect(StoreError.told(DatabaseError(resultCode: .SQLITE_FULL), path: "/a")?.description.contains("is full") == true)
+        #expect(StoreError.told(CocoaError(.fileNoSuchFile), path: "/a") == nil)
+    }
+
+    @Test func aDamagedArchiveIsToldAsSuchByReadCommands() throws {
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("damaged.sqlite").path
+        #expect(try CLITests.run(["--db", db, "import", TestSupport.sampleZip, "--quiet"]).status == 0)
+        // Pages in the middle of the file overwritten: SQLite finds the b-trees malformed.
+        let file = try #require(FileHandle(forWritingAtPath: db))
+        try file.seek(toOffset: 16_384 * 5)
+        try file.write(contentsOf: Data(repeating: 0xFF, count: 16_384 * 3))
+        try file.close()
+        let history = try CLITests.run(["--db", db, "history", "general"])
+        #expect(history.status == 1)
+        #expect(history.stderr.contains("is damaged"), "\(history.stderr)")
+        #expect(history.stderr.contains("slackindex check"))
+        #expect(!history.stderr.contains("SQLite error"), "\(history.stderr)")
+    }
+}

@@ -201,6 +201,29 @@ final class FaultInjector: RouterMiddleware, Sendable {
         #expect(second["conversations.replies", default: 0] == 0)
     }
 
+    @Test func aFullDiskStopsTheSyncWithWhatItCommittedCountedAndTheNextRunFinishes() async throws {
+        let (source, token) = try Self.source()
+        let server = try await Self.start(source)
+        let target = try TestSupport.makeArchive()
+        // Room for the listings and some history pages, not for all (SQLITE_FULL past it, as on a full disk).
+        let pages = try await target.pool.read { db in
+            try Int.fetchOne(db, sql: "PRAGMA page_count")! - Int.fetchOne(db, sql: "PRAGMA freelist_count")!
+        }
+        try target.limitSizeForTesting(pages: pages + 40)
+        let stopped = try await Self.sync(target, from: server, token: token)
+        // A summary with what was committed, not an error that loses it (issue 47).
+        #expect(stopped.stopped?.contains("is full") == true, "\(stopped)")
+        let held = try target.stats().messages
+        let total = try source.stats().messages
+        #expect(held > 0 && held < total, "\(held) of \(total) messages held")
+        #expect(stopped.messagesAdded == held)
+        try target.limitSizeForTesting(pages: nil)
+        let finished = try await Self.sync(target, from: server, token: token)
+        await server.stop()
+        #expect(finished.stopped == nil)
+        try Self.expectSameMessages(target, source)
+    }
+
     @Test func anIncrementalSyncAsksOnlyForNewerMessages() async throws {
         // The source starts as the export alone; the delta's new messages arrive later.
         let source = try TestSupport.sampleArchive()

@@ -67,6 +67,8 @@ public final class Synchronizer: Sendable {
         public var waitedSeconds = 0.0
         public var bytes: Int64 = 0
         public var seconds = 0.0
+        /// Why the run stopped before its end (a full disk), what stays and what to do; nil when it finished.
+        public var stopped: String?
         /// Messages stored per second of the run.
         public var messagesPerSecond: Double { seconds > 0 ? Double(messagesAdded + messagesUpdated) / seconds : 0 }
     }
@@ -103,7 +105,34 @@ public final class Synchronizer: Sendable {
                     elapsed: (ContinuousClock.now - started).seconds))
         }
         var summary = Summary()
+        do {
+            try await syncAll(summary: &summary, state: &state, report: report)
+        } catch {
+            // A failed write (a full disk) ends the run with what it committed counted, not with an error that
+            // loses the counts (issue 47): every page before it was committed with its cursor.
+            guard let failure = StoreError.writeFailure(error, path: archive.path) else { throw error }
+            summary.stopped = "\(failure)"
+        }
 
+        let stats = client.stats
+        summary.messagesAdded = state.importSummary.messagesAdded
+        summary.messagesUpdated = state.importSummary.messagesUpdated
+        summary.messagesUnchanged = state.importSummary.messagesUnchanged
+        summary.messagesSkipped = state.importSummary.messagesSkipped
+        summary.skipReasons = state.importSummary.skipReasons
+        summary.requests = stats.requests
+        summary.rateLimited = stats.rateLimited
+        summary.failures = stats.failures
+        summary.waitedSeconds = stats.waited
+        summary.bytes = stats.bytes
+        summary.seconds = (ContinuousClock.now - started).seconds
+        return summary
+    }
+
+    /// The run's three steps (see the type's overview).
+    private func syncAll(
+        summary: inout Summary, state: inout RunState, report: (String, RunState) -> Void
+    ) async throws {
         // 1. Who we are, who is there, what there is.
         report("users", state)
         let conversations = try await syncListings(summary: &summary)
@@ -129,20 +158,6 @@ public final class Synchronizer: Sendable {
         }
         try archive.applyPendingEvents()
         report("done", state)
-
-        let stats = client.stats
-        summary.messagesAdded = state.importSummary.messagesAdded
-        summary.messagesUpdated = state.importSummary.messagesUpdated
-        summary.messagesUnchanged = state.importSummary.messagesUnchanged
-        summary.messagesSkipped = state.importSummary.messagesSkipped
-        summary.skipReasons = state.importSummary.skipReasons
-        summary.requests = stats.requests
-        summary.rateLimited = stats.rateLimited
-        summary.failures = stats.failures
-        summary.waitedSeconds = stats.waited
-        summary.bytes = stats.bytes
-        summary.seconds = (ContinuousClock.now - started).seconds
-        return summary
     }
 
     /// `auth.test`, then every page of `users.list` and `conversations.list`, stored; returns the conversations
