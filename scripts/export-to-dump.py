@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Rewrites an unpacked Slack export as what API-based tools leave behind, for import benchmarks (issue 17).
 
-    scripts/export-to-dump.py EXPORT OUT --layout tree|lines|slackdump [--page-size 200]
+    scripts/export-to-dump.py EXPORT OUT --layout tree|api-script|lines|slackdump [--page-size 200]
 
 tree       OUT/messages/<channel id>/<n>.json  conversations.history pages, newest first
            OUT/threads/<channel id>/<ts>.json  conversations.replies responses (parent, then replies)
            OUT/users.json, OUT/channels.json   users.list and conversations.list responses
+api-script as scripts that call the Web API leave it (issue 55): OUT/channels.json an array of conversation
+           ids, OUT/names.json id -> name, OUT/messages/<id>/<n>.json pages {"cursor": n, "messages": [...]},
+           OUT/threads/<id>/<ts>.json {"messages": [...]}, OUT/users/<user id>.json one user object each
 lines      OUT (one file): the same responses, one per line, each message with its "channel"
 slackdump  OUT/slackdump.sqlite in slackdump's archive layout (scripts/slackdump-schema.sql):
            one CHUNK per history page or thread, each message in MESSAGE with its JSON in DATA
@@ -96,7 +99,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("export")
     parser.add_argument("out")
-    parser.add_argument("--layout", choices=["tree", "lines", "slackdump"], required=True)
+    parser.add_argument("--layout", choices=["tree", "api-script", "lines", "slackdump"], required=True)
     parser.add_argument("--page-size", type=int, default=200)
     parser.add_argument("--schema", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "slackdump-schema.sql"),
                         help="slackdump's tables (default: scripts/slackdump-schema.sql)")
@@ -110,6 +113,11 @@ def main():
     if args.layout == "tree":
         write(os.path.join(args.out, "users.json"), users_list)
         write(os.path.join(args.out, "channels.json"), channels_list)
+    elif args.layout == "api-script":
+        write(os.path.join(args.out, "channels.json"), [cid for cid, _, _ in listed])
+        write(os.path.join(args.out, "names.json"), {cid: obj.get("name", folder) for cid, folder, obj in listed})
+        for user in users:
+            write(os.path.join(args.out, "users", user["id"] + ".json"), user)
     elif args.layout == "lines":
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         lines = open(args.out, "w", encoding="utf-8")
@@ -126,6 +134,11 @@ def main():
                 write(os.path.join(args.out, "messages", cid, "%04d.json" % n), page)
             for ts, thread in threads.items():
                 write(os.path.join(args.out, "threads", cid, ts + ".json"), {"ok": True, "messages": thread})
+        elif args.layout == "api-script":
+            for n, page in enumerate(pages(history, args.page_size)):
+                write(os.path.join(args.out, "messages", cid, "%d.json" % n), {"cursor": n, "messages": page["messages"]})
+            for ts, thread in threads.items():
+                write(os.path.join(args.out, "threads", cid, ts + ".json"), {"messages": thread})
         elif args.layout == "lines":
             for page in pages(history, args.page_size):
                 for m in page["messages"]:

@@ -49,7 +49,7 @@
 
 /* Bump when the token stream changes for the same input.
  * 2: English stem tokens (SLACKINDEX_STEM_MARKER + stem) colocated with plain ASCII words. */
-#define SI_RULES_VERSION "2"
+#define SI_RULES_VERSION "3" /* 3: stroke letters fold to their base letter (ł -> l) */
 
 #define SI_MAX_TOKEN SLACKINDEX_MAX_TOKEN_BYTES
 #define SI_FOLD_MAX_CP 64 /* code points of a non-ASCII word fed to the folder */
@@ -254,6 +254,23 @@ static inline int si_is_dropped_mark(UChar32 c) {
   return uscript_getScript(c, &e) == USCRIPT_INHERITED;
 }
 
+/* Latin letters whose stroke or bar is part of the letter, so NFD leaves no mark
+ * to drop; folded to their base letter like the accented ones (Zażółć -> zazolc,
+ * København -> kobenhavn). Lower case only: NFKC_Casefold ran first. 0 = none. */
+static inline UChar si_stroke_base(UChar32 c) {
+  switch (c) {
+  case 0x0142: return 'l'; /* ł */
+  case 0x00F8: return 'o'; /* ø */
+  case 0x0111: return 'd'; /* đ */
+  case 0x0127: return 'h'; /* ħ */
+  case 0x0167: return 't'; /* ŧ */
+  case 0x0180: return 'b'; /* ƀ */
+  case 0x01E5: return 'g'; /* ǥ */
+  case 0x0268: return 'i'; /* ɨ */
+  default: return 0;
+  }
+}
+
 /* Normalise src[0..n) into dst; on overflow retry with a shorter (but
  * deterministic) prefix. Returns length or -1. */
 static int32_t si_norm(const UNormalizer2 *nz, const UChar *src, int32_t n, UChar *dst,
@@ -322,6 +339,12 @@ static int si_fold_u16(SiTokenizer *t, const UChar *src, int32_t n, int removeMa
     UChar32 c;
     U16_NEXT(t->fb, i, lb, c);
     if (c >= 0x300 && si_is_dropped_mark(c)) {
+      dropped = 1;
+      continue;
+    }
+    UChar base = c >= 0xF8 ? si_stroke_base(c) : 0;
+    if (base) {
+      t->fb[w++] = base;
       dropped = 1;
       continue;
     }
@@ -571,6 +594,10 @@ int slackindex_register_tokenizer(sqlite3 *db) {
 
 int slackindex_disable_sqlite_memory_statistics(void) {
   return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+unsigned short slackindex_stroke_base(unsigned int c) {
+  return (unsigned short)si_stroke_base((UChar32)c);
 }
 
 const char *slackindex_tokenizer_version(void) {

@@ -185,13 +185,14 @@ extension Archive {
     }
 
     /// Stores users and conversations a sync listed; keeps known members when the listing has none (Slack's
-    /// `conversations.list` does not give members). Returns how many conversations were added.
+    /// `conversations.list` does not give members). Returns how many users were added and how many
+    /// conversations were added, updated and left unchanged.
     package func storeListings(
         users: [UserInput], conversations: [ConversationInput]
-    ) throws -> (usersAdded: Int, conversationsAdded: Int) {
+    ) throws -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int) {
         try pool.write { db in
             let (usersAdded, _) = try Archive.upsertUsers(users, in: db)
-            var added = 0
+            var outcomes: [UpsertOutcome: Int] = [:]
             for var input in conversations {
                 if input.members.isEmpty,
                     let known = try String.fetchOne(
@@ -200,9 +201,9 @@ extension Archive {
                 {
                     input.members = members
                 }
-                if try Archive.upsertConversation(input, workspaceID: nil, in: db).outcome == .added { added += 1 }
+                outcomes[try Archive.upsertConversation(input, workspaceID: nil, in: db).outcome, default: 0] += 1
             }
-            return (usersAdded, added)
+            return (usersAdded, outcomes[.added, default: 0], outcomes[.updated, default: 0], outcomes[.unchanged, default: 0])
         }
     }
 
@@ -210,10 +211,11 @@ extension Archive {
     /// a conversation the archive lacks is created with that name and `kind`, one still named by its id takes the
     /// name; a user the archive lacks becomes a placeholder with that handle, a placeholder takes the handle.
     /// Names an export, a listing or a sync gave are never changed: a map says less than they do.
-    /// Returns how many placeholders and conversations were added, and how many conversations were named.
+    /// Returns how many placeholders and conversations were added, and how many conversations were named or left
+    /// as they were.
     package func storeNames(
         users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]
-    ) throws -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int) {
+    ) throws -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int) {
         try pool.write { db in
             var placeholders = 0
             let user = try db.cachedStatement(
@@ -229,6 +231,7 @@ extension Archive {
             if placeholders > 0 { try Archive.bumpUsersVersion(in: db) }
             var added = 0
             var named = 0
+            var unchanged = 0
             let rename = try db.cachedStatement(
                 sql: "UPDATE conversation SET name = ? WHERE slack_id = ? AND name = slack_id AND name IS NOT ?")
             for (id, entry) in conversations.sorted(by: { $0.key < $1.key }) {
@@ -241,9 +244,10 @@ extension Archive {
                 } else {
                     try rename.execute(arguments: [entry.name, id, entry.name])
                     named += db.changesCount
+                    unchanged += 1 - db.changesCount
                 }
             }
-            return (placeholders, added, named)
+            return (placeholders, added, named, unchanged)
         }
     }
 }

@@ -1,3 +1,5 @@
+import CSlackTokenizer
+
 /// What the search index tokenizes: letters and digits (general category L* or N*).
 package enum IndexText {
     /// Whether a scalar is a letter or digit, i.e. something the index holds.
@@ -14,6 +16,20 @@ package enum IndexText {
     /// Whether `text` holds anything the index could match.
     package static func isSearchable(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isSearchable)
+    }
+
+    /// `text` (case- and accent-folded already) with its stroke letters folded as the index's tokenizer folds
+    /// them (ł → l, ø → o): the tokenizer's own table, so that what a snippet highlights is what matched.
+    package static func foldingStrokes(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value >= 0xF8 && slackindex_stroke_base($0.value) != 0 }) else {
+            return text
+        }
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let base = scalar.value >= 0xF8 ? slackindex_stroke_base(scalar.value) : 0
+            scalars.append(base != 0 ? Unicode.Scalar(UInt8(base)) : scalar)
+        }
+        return String(scalars)
     }
 }
 

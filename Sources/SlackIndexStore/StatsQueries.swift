@@ -49,18 +49,7 @@ extension Archive {
                         total(replies) AS replies
                     FROM message_count \(scope)
                     """)
-            // Oldest and newest: the row id is time-ordered (whole archive), or the history index (one conversation).
-            let bounds = try Row.fetchOne(
-                db,
-                sql: conversation == nil
-                    ? """
-                        SELECT (SELECT ts_key FROM message ORDER BY id LIMIT 1) AS first,
-                            (SELECT ts_key FROM message ORDER BY id DESC LIMIT 1) AS last
-                        """
-                    : """
-                        SELECT min(ts_key) AS first, max(ts_key) AS last FROM message WHERE conversation_id = ?
-                        """,
-                arguments: conversation == nil ? [] : [conversation?.rowID])
+            let bounds = try Self.messageSpan(conversation: conversation?.rowID, in: db)
             var kinds: [String: Int] = [:]
             for kind in ConversationKind.allCases { kinds[kind.rawValue] = 0 }
             for pair in try Row.fetchAll(db, sql: "SELECT kind, count(*) AS count FROM conversation GROUP BY kind") {
@@ -73,8 +62,8 @@ extension Archive {
                 messages: count("messages"), deletedMessages: count("deleted"), threads: count("threads"),
                 replies: count("replies"),
                 conversations: kinds.values.reduce(0, +), conversationsByKind: kinds, users: users,
-                placeholderUsers: placeholders, firstSeconds: (bounds?["first"] as Int64?).map { $0 / 1_000_000 },
-                lastSeconds: (bounds?["last"] as Int64?).map { $0 / 1_000_000 }, databaseBytes: size)
+                placeholderUsers: placeholders, firstSeconds: bounds.map { $0.first / 1_000_000 },
+                lastSeconds: bounds.map { $0.last / 1_000_000 }, databaseBytes: size)
             if let conversation {
                 stats.conversation = conversation.displayName
                 stats.conversationID = conversation.id
@@ -86,6 +75,27 @@ extension Archive {
             }
             return stats
         }
+    }
+
+    /// The ts keys (µs) of the archive's oldest and newest message, nil when it holds none: what a search that
+    /// found nothing in its dates tells the archive's span with.
+    package func messageSpan() throws -> (first: Int64, last: Int64)? {
+        try pool.read { db in try Self.messageSpan(conversation: nil, in: db) }
+    }
+
+    /// Oldest and newest ts key: the row id is time-ordered (whole archive), or the history index (one conversation).
+    private static func messageSpan(conversation: Int64?, in db: Database) throws -> (first: Int64, last: Int64)? {
+        let row = try Row.fetchOne(
+            db,
+            sql: conversation == nil
+                ? """
+                    SELECT (SELECT ts_key FROM message ORDER BY id LIMIT 1) AS first,
+                        (SELECT ts_key FROM message ORDER BY id DESC LIMIT 1) AS last
+                    """
+                : "SELECT min(ts_key) AS first, max(ts_key) AS last FROM message WHERE conversation_id = ?",
+            arguments: conversation == nil ? [] : [conversation])
+        guard let first = row?["first"] as Int64?, let last = row?["last"] as Int64? else { return nil }
+        return (first, last)
     }
 
     /// The counts `stats` reports, counted over every message instead of read from `message_count`: for tests

@@ -138,8 +138,8 @@ struct ImportCommand: ParsableCommand {
         for note in s.notes { Output.error("note: \(note)") }
         if !s.ignoredFiles.isEmpty {
             Output.error(
-                "note: \(s.ignoredFiles.count) file(s) that are not a conversation folder's day files were not"
-                    + " imported (e.g. \(s.ignoredFiles[0])).")
+                "note: \(s.ignoredFiles.count) file(s) that hold no Slack data (not a conversation folder's day "
+                    + "files, not JSON) were not imported (e.g. \(s.ignoredFiles[0])).")
         }
         let rate = s.seconds > 0 ? Double(s.messagesRead) / s.seconds : 0
         // "1 slackdump archive", not "1 slackdump archives": the kinds are named in the plural.

@@ -27,7 +27,8 @@ struct SearchCommand: AsyncParsableCommand {
             when it is slow, failing or rate-limited the local hits print anyway, stderr says why, and \
             JSON lines carry "partial": true.
 
-            Exit status: 0 with hits, 1 with none, 64 for a bad flag or an empty query.
+            Exit status: 0 with hits, 1 with none, 2 with hits that --save-remote could not store (said on \
+            stderr), 64 for a bad flag or an empty query.
 
             Examples:
               slackindex search deploy
@@ -156,10 +157,22 @@ struct SearchCommand: AsyncParsableCommand {
         return parsed
     }
 
+    /// The archive, read-only unless --save-remote must write what the remote found; when it cannot be opened for
+    /// writing (a read-only file or mount), read-only all the same, with why nothing will be stored.
+    private func openArchive() throws -> (Archive, saveRefused: String?) {
+        guard saveRemote else { return (try global.openArchive(.readOnly), nil) }
+        do {
+            return (try global.openExistingArchive(), nil)
+        } catch StoreError.cannotOpen(_, let reason) {
+            let why = "the remote hits could not be stored: the archive cannot be opened for writing (\(reason))"
+            return (try global.openArchive(.readOnly), why)
+        }
+    }
+
     /// Over 60 lines: flags to options, the local or merged search, and the three output formats; each branch is
     /// a few lines of printing that reads best next to the flag it serves.
     func run() async throws {
-        let archive = try global.openArchive(.readOnly)
+        let (archive, saveRefused) = try openArchive()
         let engine = SearchEngine(archive: archive)
         var options = SearchOptions()
         options.limit = limit
@@ -185,6 +198,7 @@ struct SearchCommand: AsyncParsableCommand {
         }
         let hits: [SearchHit]
         var partial: Bool?
+        var saveFailed = false
         var suggestions: [WordSuggestion] = []
         if let remoteURL = noRemote ? nil : remote ?? config.remote {
             let client = try SlackWebClient(
@@ -194,7 +208,7 @@ struct SearchCommand: AsyncParsableCommand {
             do {
                 results = try await engine.search(
                     parsed, text: text, options: options, remote: SlackRemoteSearch(client: client),
-                    deadline: .seconds(deadline), saveRemote: saveRemote)
+                    deadline: .seconds(deadline), saveRemote: saveRemote && saveRefused == nil)
             } catch {
                 Task { await client.shutdown() }
                 throw error
@@ -204,6 +218,8 @@ struct SearchCommand: AsyncParsableCommand {
             for note in results.notes { Output.error("note: \(note)") }
             if let problem = results.remoteProblem { Output.error("warning: \(problem)") }
             if results.saved > 0 { Output.error("Saved \(results.saved) remote messages in the archive.") }
+            if let problem = saveRefused ?? results.saveProblem { Output.error("warning: \(problem)") }
+            saveFailed = saveRefused != nil || results.saveProblem != nil
             hits = results.hits
             partial = results.partial
         } else {
@@ -286,6 +302,7 @@ struct SearchCommand: AsyncParsableCommand {
             }
         }
         if hits.isEmpty { throw ExitCode(ExitStatus.failure) }
+        if saveFailed { throw ExitCode(ExitStatus.partial) }
     }
 
     /// `#general/1715023066.053223` for a channel, `D0123ABCD/1715023066.053223` for a DM (whose name has spaces):

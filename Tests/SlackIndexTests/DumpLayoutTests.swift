@@ -16,6 +16,7 @@ import Testing
         switch layout {
         case "export": return try fixture.export(in: root).path
         case "tree": return try fixture.tree(in: root).path
+        case "api-script": return try fixture.apiScript(in: root).path
         case "mixed": return try fixture.mixedFolder(in: root).path
         case "lines": return try fixture.jsonLines(at: root.appendingPathComponent("dump.jsonl")).path
         case "lines-as-json": return try fixture.jsonLines(at: root.appendingPathComponent("dump.json")).path
@@ -23,7 +24,7 @@ import Testing
         }
     }
 
-    static let layouts = ["tree", "mixed", "lines", "lines-as-json", "slackdump", "slackdump-file", "slackdump-dump"]
+    static let layouts = ["tree", "api-script", "mixed", "lines", "lines-as-json", "slackdump", "slackdump-file", "slackdump-dump"]
 
     @Test(arguments: layouts)
     func eachLayoutImportsLikeTheExport(layout: String) throws {
@@ -49,6 +50,29 @@ import Testing
         #expect(dm.kind == .dm && dm.displayName.contains("bob"), "\(dm.displayName)")
         let again = Importer(archive: archive).importPaths([path])
         #expect(again.messagesAdded == 0 && again.messagesUpdated == 0 && again.conversationsAdded == 0, "\(again)")
+    }
+
+    /// A dump onto the export's archive adds nothing and counts the conversations it lists as updated or
+    /// unchanged (issue 55: they were counted 0/0/0).
+    @Test(arguments: layouts)
+    func aDumpOntoTheExportsArchiveAddsNothingAndCountsItsConversations(layout: String) throws {
+        let archive = try TestSupport.makeArchive()
+        _ = Importer(archive: archive).importPaths([try Self.write("export")])
+        let summary = Importer(archive: archive).importPaths([try Self.write(layout)])
+        #expect(!summary.hasSkips, "\(summary.skippedFiles) \(summary.skipReasons)")
+        #expect(summary.messagesAdded == 0 && summary.conversationsAdded == 0, "\(summary)")
+        #expect(summary.conversationsUpdated + summary.conversationsUnchanged >= 3, "\(summary)")
+        #expect(try archive.stats().messages == 21)
+    }
+
+    /// A file in a dump that is not JSON is reported as not imported, not passed over in silence (issue 55).
+    @Test func aDumpsFilesThatAreNotJSONAreReported() throws {
+        let path = try Self.write("api-script")
+        let readme = path + "/readme.txt"
+        try Data("made by a script".utf8).write(to: URL(fileURLWithPath: readme))
+        let summary = Importer(archive: try TestSupport.makeArchive()).importPaths([path])
+        #expect(summary.ignoredFiles == [readme], "\(summary)")
+        #expect(!summary.hasSkips && summary.messagesAdded == 21, "\(summary)")
     }
 
     @Test func everyLayoutIntoOneArchiveHasNoDuplicates() throws {

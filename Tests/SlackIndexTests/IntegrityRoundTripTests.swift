@@ -15,7 +15,7 @@ import Testing
     static let fixture = DumpFixture(perConversation: 400)
 
     static let layouts = [
-        "export", "export-zip", "tree", "mixed", "lines", "lines-as-json", "slackdump", "slackdump-file",
+        "export", "export-zip", "tree", "api-script", "mixed", "lines", "lines-as-json", "slackdump", "slackdump-file",
         "slackdump-dump",
     ]
 
@@ -25,6 +25,7 @@ import Testing
         case "export": return try fixture.export(in: root).path
         case "export-zip": return try zip(fixture.export(in: root), to: root.appendingPathExtension("zip")).path
         case "tree": return try fixture.tree(in: root).path
+        case "api-script": return try fixture.apiScript(in: root).path
         case "mixed": return try fixture.mixedFolder(in: root).path
         case "lines": return try fixture.jsonLines(at: root.appendingPathComponent("dump.jsonl")).path
         case "lines-as-json": return try fixture.jsonLines(at: root.appendingPathComponent("dump.json")).path

@@ -111,4 +111,83 @@ import Testing
         #expect(partialLines.allSatisfy { $0["partial"] as? Bool == true && $0["source"] as? String == "local" })
         #expect(partial.stderr.contains("warning: the remote did not answer within 0.5 s; showing local results."))
     }
+
+    /// `--save-remote` stores what the remote found and shows the merged hits; on an archive it cannot write (a
+    /// 0444 file in a 0555 folder, run as an unprivileged user) it shows them all the same, says why in one line
+    /// and exits 2 (issue 55: it failed with "attempt to write a readonly database" and showed nothing).
+    @Test func saveRemoteStoresTheRemotesHitsAndShowsThemWhenItCannot() async throws {
+        let (a, token, b) = try TwoArchiveSearchTests.archives()
+        let server = try await LiveSyncTests.start(a)
+        let before = try b.stats().messages
+        let arguments = [
+            "search", "syntax", "--remote", server.baseURL, "--save-remote", "--json", "--limit", "10", "--deadline", "30",
+        ]
+        let (p1, o1, e1) = try Self.start(["--db", b.path] + arguments, token: token)
+        let saved = try await Self.finish(p1, o1, e1)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.stderr.contains("remote messages in the archive"), "\(saved.stderr)")
+        #expect(try saved.stdout.split(separator: "\n").map(CLITests.json).count == 10)
+        #expect(try b.stats().messages > before)
+
+        // A read-only archive: the same hits, one warning, exit 2.
+        let folder = TestSupport.temporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder.path)
+        let copy = folder.appendingPathComponent("read-only.sqlite").path
+        let export = try TestSupport.minimalExport(days: [
+            "2023-11-14": #"[{"type":"message","user":"U1","text":"more syntax, locally","ts":"1700000100.000100"}]"#
+        ])
+        #expect(try CLITests.run(["--db", copy, "import", export.path, "--quiet"]).status == 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: copy)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }
+        let binary = try #require(CLITests.binary, "build the slackindex executable first")
+        let asUser = getuid() == 0 ? ["--reuid=65534", "--regid=65534", "--clear-groups", binary.path] : []
+        let (p2, o2, e2) = try CLITests.launch(
+            executable: getuid() == 0 ? URL(fileURLWithPath: "/usr/bin/setpriv") : binary,
+            asUser + ["--db", copy] + arguments,
+            environment: ["HOME": "/nonexistent", "SLACKINDEX_REMOTE_TOKEN": token])
+        let refused = try await Self.finish(p2, o2, e2)
+        await server.stop()
+        #expect(refused.status == 2, "\(refused.stderr)")
+        let lines = try refused.stdout.split(separator: "\n").map(CLITests.json)
+        #expect(lines.count == 10)
+        #expect(Set(lines.compactMap { $0["source"] as? String }) == ["local", "remote"])
+        let warnings = refused.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        #expect(warnings.count == 1 && warnings[0].contains("the remote hits could not be stored"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("SQLite error"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["read-only.sqlite"])
+    }
+
+    /// A remote that refuses the connection, or whose name does not resolve, is told at once as what it is, not
+    /// after the whole deadline as a remote that "did not answer" (issue 55).
+    @Test func aRefusedOrUnknownRemoteIsToldAtOnce() async throws {
+        let (_, token, b) = try TwoArchiveSearchTests.archives()
+        for url in ["http://127.0.0.1:\(try Self.closedPort())/api/", "https://nonexistent.invalid/api/"] {
+            let started = ContinuousClock.now
+            let (process, out, err) = try Self.start(
+                ["--db", b.path, "search", "syntax", "--remote", url, "--deadline", "8"], token: token)
+            let run = try await Self.finish(process, out, err)
+            let elapsed = ContinuousClock.now - started
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stderr.contains("warning: the remote \(url) cannot be reached ("), "\(url): \(run.stderr)")
+            #expect(elapsed < .seconds(6), "\(url) took \(elapsed): the deadline is 8 s")
+        }
+    }
+
+    /// A loopback port nothing listens on: bound, read, closed.
+    static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        try #require(bound, "no loopback port to borrow")
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
 }

@@ -180,6 +180,28 @@ private let endToEndCases: [EndToEndCase] = [
         }
     }
 
+    /// Dates wholly outside the archive find nothing and say where the archive runs (issue 55: `during:may` is
+    /// the latest May, after sample-data's 2024-03-03 to 2024-06-30, and said nothing).
+    @Test func datesOutsideTheArchiveSayWhereItRuns() throws {
+        let fixture = try SampleFixture.shared.get()
+        var options = Self.options(zone: "UTC", sort: .newest)
+        options.now = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18: `may` is May 2026
+        for (query, side) in [("class during:may", "after"), ("class after:2030-01-01", "after"), ("before:2001-05-01", "before")] {
+            let results = try fixture.engine.search(query, options: options)
+            #expect(results.hits.isEmpty, "\(query)")
+            #expect(
+                results.notes.contains(
+                    "The dates asked for lie \(side) the archive's messages, which run from 2024-03-03 to 2024-06-30. "
+                        + "A month or weekday name alone means the latest one; add a year for another (during:\"may 2024\")."),
+                "\(query): \(results.notes)")
+        }
+        // Inside the archive's span, with or without hits, no such note.
+        for query in ["class during:\"may 2024\"", "zzzqqq during:\"may 2024\""] {
+            let notes = try fixture.engine.search(query, options: options).notes
+            #expect(!notes.contains { $0.hasPrefix("The dates asked for") }, "\(query): \(notes)")
+        }
+    }
+
     @Test func hasEmojiIsNotASkinToneName() throws {
         // `has::+1::skin-tone-3:` is not an emoji name the parser accepts; it is searched as words instead.
         let query = QueryParser.parse("has::+1::skin-tone-3:", today: queryTestToday)

@@ -12,7 +12,8 @@ import Testing
              {"type":"message","user":"U1","text":"Straße in İSTANBUL, cafe\u0301 ouvert","ts":"1700000000.000200"},
              {"type":"message","user":"U1","text":"明日は東京オフィスで会議があります","ts":"1700000000.000300"},
              {"type":"message","user":"U1","text":"ภาษาไทยเป็นภาษาที่สวยงาม","ts":"1700000000.000400"},
-             {"type":"message","user":"U1","text":"ΑΘΗΝΑ και Москва","ts":"1700000000.000500"}]
+             {"type":"message","user":"U1","text":"ΑΘΗΝΑ και Москва","ts":"1700000000.000500"},
+             {"type":"message","user":"U1","text":"Zażółć gęślą jaźń w København","ts":"1700000000.000600"}]
             """#
         let archive = try TestSupport.makeArchive()
         _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
@@ -25,6 +26,9 @@ import Testing
         ("strasse", "1700000000.000200"), ("istanbul", "1700000000.000200"), ("café", "1700000000.000200"),
         ("cafe", "1700000000.000200"), ("東京", "1700000000.000300"), ("会議", "1700000000.000300"),
         ("ภาษา", "1700000000.000400"), ("αθηνα", "1700000000.000500"), ("москва", "1700000000.000500"),
+        // Stroke letters fold as accented ones do (issue 55: ł did not).
+        ("zazolc", "1700000000.000600"), ("Zażółć", "1700000000.000600"), ("gesla", "1700000000.000600"),
+        ("kobenhavn", "1700000000.000600"), ("københavn", "1700000000.000600"),
     ])
     func finds(query: String, ts: String) throws {
         let hits = try SearchEngine(archive: Self.archive()).search(query).hits

@@ -62,6 +62,13 @@ int slackindex_disable_sqlite_memory_statistics(void);
 int slackindex_stem(const char *word, int n, char *out);
 
 /*
+ * The base letter (ASCII) the tokenizer folds a lower-case stroke letter to
+ * (ł -> l, ø -> o, đ -> d, ...), or 0 when c is not one: for code that must
+ * fold as the index does (snippets). Pure and thread-safe.
+ */
+unsigned short slackindex_stroke_base(unsigned int c);
+
+/*
  * Identifies the token stream this build produces, e.g. "slackindex-1 icu-72.1".
  * The tokens are baked into the FTS5 index: if this string changes (new
  * tokenizer rules, or a different ICU whose word-break dictionaries segment

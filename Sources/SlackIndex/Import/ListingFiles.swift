@@ -3,13 +3,16 @@ import Foundation
 /// Users and conversations in a tree of API responses, recognised by content: `users.list` and
 /// `conversations.list` responses (`{"members": [...]}`, `{"channels": [...]}`), `users.info` and
 /// `conversations.info` responses (`{"user": {...}}`, `{"channel": {...}}`), and bare objects or arrays of them as
-/// dumping tools write one per file, and maps of ids to names. Ids tell users (`U…`, `W…`) from conversations
+/// dumping tools write one per file, maps of ids to names, and lists of conversation ids (a `channels.json` of
+/// scripts that call the Web API, named by an id map beside it). Ids tell users (`U…`, `W…`) from conversations
 /// (`C…`, `G…`, `D…`).
 enum ListingFile {
     case users([UserRecord])
     case conversations([ConversationRecord])
     /// `{"C0VFAZVVNIR": "general", "U0AAAAAAAA1": "ann"}`.
     case names([String: String])
+    /// `["C0VFAZVVNIR", "C0AAAAAAAA2"]`.
+    case conversationIDs([String])
 
     /// What `data` holds, or nil when it is neither users nor conversations.
     static func recognise(_ data: Data) -> ListingFile? {
@@ -35,6 +38,11 @@ enum ListingFile {
         {
             return .names(names)
         }
+        if let ids = try? decoder.decode([String].self, from: data), !ids.isEmpty,
+            ids.allSatisfy({ Importer.kind(ofConversationID: $0) != nil })
+        {
+            return .conversationIDs(ids)
+        }
         return nil
     }
 
@@ -44,6 +52,7 @@ enum ListingFile {
         case .users: "user listings"
         case .conversations: "conversation listings"
         case .names: "id maps"
+        case .conversationIDs: "conversation id lists"
         }
     }
 
@@ -79,14 +88,17 @@ struct DumpListings {
     var users: [UserRecord] = []
     var conversations: [ConversationRecord] = []
     var names: [String: String] = [:]
+    /// Conversations known by id alone; an id map names them, else they are named by their id.
+    var conversationIDs: [String] = []
 
-    var isEmpty: Bool { users.isEmpty && conversations.isEmpty && names.isEmpty }
+    var isEmpty: Bool { users.isEmpty && conversations.isEmpty && names.isEmpty && conversationIDs.isEmpty }
 
     mutating func add(_ listing: ListingFile) {
         switch listing {
         case .users(let found): users += found
         case .conversations(let found): conversations += found
         case .names(let found): names.merge(found) { first, _ in first }
+        case .conversationIDs(let found): conversationIDs += found
         }
     }
 }
@@ -144,9 +156,17 @@ extension Importer {
         let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs)
         summary.usersAdded += stored.usersAdded
         summary.conversationsAdded += stored.conversationsAdded
+        // Listed again (a dump onto an export's archive): counted, not shown as 0/0/0 (issue 55).
+        summary.conversationsUpdated += stored.conversationsUpdated
+        summary.conversationsUnchanged += stored.conversationsUnchanged
         var userNames: [String: String] = [:]
         var conversationNames: [String: (name: String, kind: ConversationKind)] = [:]
-        for (id, name) in found.names {
+        // Ids listed alone are created under their id when no map names them (`storeNames` creates what it does not
+        // find, and names only what nothing else named).
+        let listed = Set(found.conversations.map(\.id))
+        let names = found.conversationIDs.filter { !listed.contains($0) }
+            .reduce(into: found.names) { names, id in names[id] = names[id] ?? id }
+        for (id, name) in names {
             if let kind = Importer.kind(ofConversationID: id) {
                 conversationNames[id] = (name, kind)
             } else {
@@ -157,5 +177,6 @@ extension Importer {
         summary.placeholderUsers += named.placeholders
         summary.conversationsAdded += named.conversationsAdded
         summary.conversationsUpdated += named.conversationsNamed
+        summary.conversationsUnchanged += named.conversationsUnchanged
     }
 }

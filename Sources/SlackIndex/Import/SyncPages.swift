@@ -78,8 +78,9 @@ extension Importer {
             let fm = FileManager.default
             if fm.fileExists(atPath: path + "/manifest.json") { return true }
             let listings = exportListingNames.map { path + "/" + $0 }.filter { fm.fileExists(atPath: $0) }
-            // An export's listings are arrays; an API dump's `channels.json` is a `conversations.list` object.
-            if listings.contains(where: { firstByte(of: $0) != UInt8(ascii: "{") }) { return false }
+            // An export's listings are arrays of objects; an API dump's `channels.json` is a `conversations.list`
+            // object, or (scripts that call the Web API) an array of conversation ids (issue 55).
+            if listings.contains(where: { isExportListing($0) }) { return false }
             if listings.isEmpty, !pageFiles(in: path).files.isEmpty { return true }
             // A tree of responses, unless it holds day files: an export without its listings (DM folders are
             // named by id), which the export reader reports.
@@ -92,10 +93,23 @@ extension Importer {
 
     /// The first byte of the file that is not whitespace or a byte-order mark, within its first 64 bytes.
     static func firstByte(of path: String) -> UInt8? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        firstBytes(of: path, count: 1).first
+    }
+
+    /// The first `count` bytes of the file that are not whitespace or a byte-order mark, within its first 64 bytes.
+    static func firstBytes(of path: String, count: Int) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 64)) ?? Data()
-        return head.first { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }
+        return Array(head.lazy.filter { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }.prefix(count))
+    }
+
+    /// Whether a listing file (`channels.json`, `users.json`, …) reads as an export's: an array of objects (or an
+    /// unreadable one, which the export reader reports), not an object or an array of ids.
+    static func isExportListing(_ path: String) -> Bool {
+        let head = firstBytes(of: path, count: 2)
+        guard head.first == UInt8(ascii: "[") else { return head.first != UInt8(ascii: "{") }
+        return head.count < 2 || head[1] != UInt8(ascii: "\"")
     }
 
     /// JSON files directly in `folder` or in its `history/` and `delta/` folders, history first, each sorted, and
@@ -123,7 +137,7 @@ extension Importer {
     /// without a manifest also its other JSON files (users, conversations, id maps, and pages that name their
     /// conversation in their messages) and what in it could not be read.
     static func pageSetsAndListings(at path: String, conversation: String?) throws -> (
-        sets: [PageSet], others: [String], unreadable: [ImportSummary.SkippedFile]
+        sets: [PageSet], others: [String], unreadable: [ImportSummary.SkippedFile], ignored: [String]
     ) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
@@ -136,9 +150,9 @@ extension Importer {
                 } else {
                     tree.conversations.map { PageSet(owner: .reference($0.id), files: $0.files) }
                 }
-            return (sets, tree.others, tree.unreadable)
+            return (sets, tree.others, tree.unreadable, tree.ignored)
         }
-        return (try pageSets(at: path, conversation: conversation), [], [])
+        return (try pageSets(at: path, conversation: conversation), [], [], [])
     }
 
     static func pageSets(at path: String, conversation: String?) throws -> [PageSet] {
@@ -199,8 +213,9 @@ extension Importer {
     }
 
     private func writePages(at path: String, conversation: String?, summary: inout ImportSummary) throws {
-        let (sets, others, unreadable) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
+        let (sets, others, unreadable, ignored) = try Importer.pageSetsAndListings(at: path, conversation: conversation)
         summary.skippedFiles += unreadable
+        summary.ignoredFiles += ignored
         try writingPages(summary: &summary) { targets, summary in
             try writePageFiles(
                 sets, others: others, at: path, conversation: conversation, targets: &targets, summary: &summary)
@@ -507,6 +522,8 @@ struct PageTree {
     private(set) var unreadable: [ImportSummary.SkippedFile] = []
     /// JSON files outside the conversations' folders (users, conversation listings, anything else).
     private(set) var others: [String] = []
+    /// Files that are not JSON (a `readme.txt`): not read, reported (issue 55).
+    private(set) var ignored: [String] = []
     static let maxDepth = 6
 
     init(root: String) {
@@ -544,6 +561,7 @@ struct PageTree {
                 walk(path, depth: depth + 1, owner: id, root: root, byID: &byID)
             case .success(.file):
                 guard [".json", ".jsonl", ".ndjson"].contains(where: name.hasSuffix), name != "manifest.json" else {
+                    if name != "manifest.json" { ignored.append(path) }
                     continue
                 }
                 guard let owner = owner ?? PageTree.conversationID(startingFileName: name) else {

@@ -12,6 +12,9 @@ public enum RemoteError: Error, CustomStringConvertible, Sendable, Equatable {
     case unavailable(method: String, attempts: Int, last: String)
     /// An HTTP status that retrying cannot fix (4xx other than 429).
     case http(method: String, status: Int)
+    /// No connection could be made (refused, a name that does not resolve), for a caller that does not retry
+    /// (``SlackWebClient/Policy/retriesConnections``).
+    case unreachable(url: String, reason: String)
 
     public var description: String {
         switch self {
@@ -35,6 +38,8 @@ public enum RemoteError: Error, CustomStringConvertible, Sendable, Equatable {
                 + "work done so far is kept."
         case .http(let method, let status):
             "\(method) answered HTTP \(status)."
+        case .unreachable(let url, let reason):
+            "\(url) cannot be reached (\(reason)). Check the URL and that its server is running."
         }
     }
 }

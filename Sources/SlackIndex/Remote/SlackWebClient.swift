@@ -24,6 +24,9 @@ public final class SlackWebClient: Sendable {
         public var maxRetryAfter = 3_600
         /// Per-request time limit.
         public var requestTimeout: Duration = .seconds(60)
+        /// Whether a connection that cannot be made (refused, a name that does not resolve) is tried again until
+        /// the request's time limit; when false it fails at once as ``RemoteError/unreachable(url:reason:)``.
+        public var retriesConnections = true
 
         public init() {}
 
@@ -36,6 +39,8 @@ public final class SlackWebClient: Sendable {
             policy.maxBackoff = .milliseconds(400)
             policy.maxRetryAfter = Int(deadline.seconds)
             policy.requestTimeout = deadline
+            // A refused or unknown remote is told at once, not after the deadline (issue 55).
+            policy.retriesConnections = false
             return policy
         }
     }
@@ -79,6 +84,7 @@ public final class SlackWebClient: Sendable {
         self.policy = policy
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        configuration.connectionPool.retryConnectionEstablishment = policy.retriesConnections
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -114,6 +120,9 @@ public final class SlackWebClient: Sendable {
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
+                if !policy.retriesConnections, let reason = Self.connectionFailure(error) {
+                    throw RemoteError.unreachable(url: baseURL, reason: reason)
+                }
                 outcome = .retry(Self.describe(error))
             }
             switch outcome {
@@ -202,6 +211,18 @@ public final class SlackWebClient: Sendable {
             text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
         }
         return "?" + parameters.map { encode($0.0) + "=" + encode($0.1) }.joined(separator: "&")
+    }
+
+    /// Why no connection could be made, when `error` says that one could not (NIO's connect errors, as AsyncHTTPClient
+    /// passes them on without retrying): nil for any other failure.
+    static func connectionFailure(_ error: any Error) -> String? {
+        let text = String(reflecting: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
+        if text.contains("UnknownHost") || text.contains("dnsA") || text.contains("NXDOMAIN") || text.contains("resolve") {
+            return "its host name does not resolve"
+        }
+        if text.contains("NIOConnectionError") || text.contains("connectTimeout") { return "no connection" }
+        return nil
     }
 
     /// A short description of a transport error, without URLs or headers.

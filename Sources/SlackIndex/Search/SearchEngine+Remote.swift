@@ -15,6 +15,9 @@ public struct MergedSearchResults: Sendable {
     public var remoteCount: Int
     /// Remote hits stored in the archive (`saveRemote`).
     public var saved: Int
+    /// Why the remote hits could not be stored (`saveRemote`: a read-only archive, a full disk), one sentence; the
+    /// hits are shown all the same.
+    public var saveProblem: String?
     /// How long the local search took (it runs while the remote request is in flight; when it alone outlasts the
     /// deadline, the answer comes when it is done).
     public var localDuration: Duration = .zero
@@ -63,9 +66,11 @@ extension SearchEngine {
         var remoteHits: [SearchHit] = []
         var problem: String?
         var saved = 0
+        var saveProblem: String?
         switch outcome {
         case .answered(let page):
-            (remoteHits, saved) = try hits(of: page, saveRemote: saveRemote)
+            let found = try hits(of: page, saveRemote: saveRemote)
+            (remoteHits, saved, saveProblem) = (found.hits, found.saved, found.saveProblem)
         case .failed(let error):
             problem = Self.describe(error, deadline: deadline)
         case .timedOut:
@@ -80,16 +85,18 @@ extension SearchEngine {
         let merged = ResultMerger.merge(local: localHits, remote: remoteHits, sort: options.sort, limit: options.limit)
         return MergedSearchResults(
             hits: merged, notes: notes, partial: problem != nil, remoteProblem: problem, localCount: localHits.count,
-            remoteCount: remoteHits.count, saved: saved, localDuration: localDuration)
+            remoteCount: remoteHits.count, saved: saved, saveProblem: saveProblem, localDuration: localDuration)
     }
 
     /// A remote answer's hits as the archive shows them: a hit the archive holds is its archived message, marked
     /// `both`; any other is built from the remote's fields, marked `remote` (stored first with `saveRemote`, so it
     /// is there offline next time). Hits with a ts that is not one are left out.
     ///
-    /// - Returns: the hits in the remote's order, and how many were stored.
+    /// - Returns: the hits in the remote's order, how many were stored, and why storing failed (the hits stand).
     /// - Complexity: O(r log n) for r hits.
-    package func hits(of page: RemotePage, saveRemote: Bool) throws -> (hits: [SearchHit], saved: Int) {
+    package func hits(
+        of page: RemotePage, saveRemote: Bool
+    ) throws -> (hits: [SearchHit], saved: Int, saveProblem: String?) {
         let known = try archive.conversations()
         let names = Dictionary(known.map { ($0.id, $0.displayName) }, uniquingKeysWith: { a, _ in a })
         let byID = Dictionary(known.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
@@ -118,8 +125,13 @@ extension SearchEngine {
             remoteHits.append(
                 SearchHit(message: message, snippet: hit.snippet, score: 0, source: .remote, remotePermalink: hit.permalink))
         }
-        let saved = saveRemote && !missing.isEmpty ? try Importer(archive: archive).storeRemoteHits(missing) : 0
-        return (remoteHits, saved)
+        guard saveRemote, !missing.isEmpty else { return (remoteHits, 0, nil) }
+        do {
+            return (remoteHits, try Importer(archive: archive).storeRemoteHits(missing), nil)
+        } catch {
+            let told = StoreError.told(error, path: archive.path).map { "\($0)" } ?? "\(error)"
+            return (remoteHits, 0, "the remote hits could not be stored: \(told)")
+        }
     }
 
     /// Asks `remote` while `meanwhile` runs (the local search) and returns the first of the remote's answer, its
@@ -178,6 +190,8 @@ extension SearchEngine {
             "the remote answered '\(code)'; showing local results."
         case RemoteError.http(_, let status):
             "the remote answered HTTP \(status); showing local results."
+        case RemoteError.unreachable(let url, let reason):
+            "the remote \(url) cannot be reached (\(reason)); showing local results."
         case is CancellationError:
             "the remote did not answer within \(format(deadline)); showing local results."
         default:

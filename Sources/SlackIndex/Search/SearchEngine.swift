@@ -124,7 +124,25 @@ public struct SearchEngine: Sendable {
         if options.suggest, results.hits.count <= SearchEngine.rareWordMessages {
             results.suggestions = try suggestions(for: query, variants: options.wordVariants)
         }
+        if results.hits.isEmpty, let note = try outsideTheArchive(query, timeZone: options.timeZone) {
+            results.notes.append(note)
+        }
         return results
+    }
+
+    /// When a query's dates lie wholly before or after the archive's messages, says so with the archive's span
+    /// (issue 55: `during:may` is the latest May, which the archive may not reach, and found nothing unexplained).
+    private func outsideTheArchive(_ query: SearchQuery, timeZone: TimeZone) throws -> String? {
+        let bounds = query.timeBounds(in: timeZone)
+        guard bounds.lower != nil || bounds.upper != nil, !bounds.isEmpty, let span = try archive.messageSpan() else {
+            return nil
+        }
+        let after = bounds.lower.map { $0 > span.last } ?? false
+        guard after || bounds.upper.map({ $0 <= span.first }) == true else { return nil }
+        func day(_ key: Int64) -> Day { Day.today(in: timeZone, now: Date(timeIntervalSince1970: Double(key) / 1e6)) }
+        return "The dates asked for lie \(after ? "after" : "before") the archive's messages, which run from "
+            + "\(day(span.first)) to \(day(span.last)). A month or weekday name alone means the latest one; "
+            + "add a year for another (during:\"may 2024\")."
     }
 
     /// Runs a parsed query.

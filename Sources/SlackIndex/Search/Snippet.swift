@@ -139,9 +139,9 @@ struct SnippetBuilder {
         return ranges
     }
 
-    /// Case and accent folding like the index's (İ → i, é → e).
+    /// Case and accent folding like the index's (İ → i, é → e, ł → l).
     static func fold(_ word: String) -> String {
-        word.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        IndexText.foldingStrokes(word.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil))
             .replacingOccurrences(of: "\u{307}", with: "")
     }
 

@@ -29,15 +29,30 @@ package struct FuzzLoop {
     /// Runs every corpus input once, then mutated inputs until `seconds` pass; `willRun` sees each input first
     /// (the driver keeps it, to save it if the process dies).
     package mutating func run(seconds: Double, willRun: ([UInt8]) -> Void = { _ in }) -> Report {
+        let start = ContinuousClock.now
+        return run(while: { _ in start.duration(to: .now).seconds < seconds }, willRun: willRun)
+    }
+
+    /// Runs every corpus input once, then `executions` mutated inputs: the same inputs every time for a seed,
+    /// however fast the machine (`FuzzTests`).
+    package mutating func run(executions: Int) -> Report {
+        var left = executions
+        return run(while: { _ in
+            left -= 16
+            return left > -16
+        })
+    }
+
+    /// The corpus, then mutated inputs in groups of 16 while `more` says so.
+    private mutating func run(while more: (Report) -> Bool, willRun: ([UInt8]) -> Void = { _ in }) -> Report {
         var report = Report()
         let start = ContinuousClock.now
-        func elapsed() -> Double { start.duration(to: .now).seconds }
         for input in corpus {
             willRun(input)
             if let finding = target.run(input) { report.findings.append((finding, input)) }
             report.executions += 1
         }
-        while elapsed() < seconds {
+        while more(report) {
             for _ in 0..<16 {
                 let input = mutated()
                 willRun(input)
@@ -47,7 +62,7 @@ package struct FuzzLoop {
                 report.executions += 1
             }
         }
-        report.seconds = elapsed()
+        report.seconds = start.duration(to: .now).seconds
         return report
     }
 

@@ -156,6 +156,34 @@ struct DumpFixture {
         return try TestSupport.writeExport(files, in: root)
     }
 
+    /// The layout of scripts that call the Web API (issue 55): `channels.json` an array of conversation ids,
+    /// `names.json` their names, `messages/<id>/<n>.json` history pages of two messages with a numeric cursor,
+    /// `threads/<id>/<thread ts>.json` reply pages, and `users/<id>.json` one user object each.
+    func apiScript(in root: URL) throws -> URL {
+        var files: [String: String] = [:]
+        files["channels.json"] = Self.text(Self.conversations.map(\.id))
+        let dmNames = Self.conversations.filter { $0.kind == "dm" }.map { dm in
+            (dm.id, Self.users.first { $0.id == dm.members[1] }?.name ?? dm.id)
+        }
+        files["names.json"] = Self.text(
+            Dictionary(uniqueKeysWithValues: Self.conversations.filter { $0.kind != "dm" }.map { ($0.id, $0.name) } + dmNames))
+        for conversation in Self.conversations {
+            let newestFirst = topLevel(conversation.id).reversed().map { json($0) }
+            for (n, start) in stride(from: 0, to: newestFirst.count, by: 2).enumerated() {
+                let page: [String: Any] = ["cursor": n, "messages": Array(newestFirst[start..<min(start + 2, newestFirst.count)])]
+                files["messages/\(conversation.id)/\(n).json"] = Self.text(page)
+            }
+        }
+        for parent in threadParents {
+            files["threads/\(parent.channel)/\(parent.ts).json"] = Self.text(
+                ["messages": ([parent] + replies(of: parent)).map { json($0) }])
+        }
+        for user in Self.users {
+            files["users/\(user.id).json"] = Self.text(["id": user.id, "name": user.name, "real_name": user.realName])
+        }
+        return try TestSupport.writeExport(files, in: root)
+    }
+
     /// One folder of mixed files: pages named by id, pages that name their conversation in their messages, a bare
     /// array, listings and an id map.
     func mixedFolder(in root: URL) throws -> URL {
