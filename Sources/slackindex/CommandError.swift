@@ -37,7 +37,7 @@ struct CommandError: Error, CustomStringConvertible {
             CommandError(
                 description: "No user called '\(name)' in the archive"
                     + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
-                    + " `slackindex token users` lists them all (handles, names or ids).")
+                    + " `slackindex users` lists them all (handles, names or ids).")
         case StoreError.noArchive:
             CommandError(description: "\(error)", status: ExitStatus.partial)
         case SearchError.nothingToSearch:
@@ -49,7 +49,7 @@ struct CommandError: Error, CustomStringConvertible {
         case TokenError.unknownUser(let id):
             CommandError(
                 description: "No user with id '\(id)' in the archive. A token acts as one of the archive's users: "
-                    + "`slackindex token users` lists their ids (U…); pass one of them to --user.")
+                    + "`slackindex users` lists them (ids and handles); pass one of them to --user.")
         case TokenError.unknownToken(let id):
             CommandError(description: "No token with id \(id). `slackindex token list` shows the tokens there are.")
         default:

@@ -24,7 +24,7 @@ struct SlackIndexCommand: AsyncParsableCommand {
         version: "slackindex \(SlackIndexCommand.version) (commit \(buildCommit))",
         subcommands: [
             ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
-            ConversationsCommand.self, StatsCommand.self, CheckCommand.self,
+            ConversationsCommand.self, UsersCommand.self, StatsCommand.self, CheckCommand.self,
             BenchCommand.self, TokenCommand.self, ServeCommand.self, UpgradeCommand.self,
         ]
     )

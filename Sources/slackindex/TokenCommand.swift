@@ -94,22 +94,9 @@ struct TokenCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
-            let archive = try global.openArchive(.readOnly)
-            var after: String?
-            while true {
-                let page = try archive.usersPage(after: after, limit: 500)
-                for archived in page {
-                    let user = archived.user
-                    var notes: [String] = []
-                    if user.isBot { notes.append("bot") }
-                    if user.isDeleted { notes.append("deleted") }
-                    if user.isPlaceholder { notes.append("seen only in messages") }
-                    let name = user.realName.map { "  \($0)" } ?? ""
-                    Output.line(
-                        "\(user.id)  @\(user.handle)\(name)" + (notes.isEmpty ? "" : "  (\(notes.joined(separator: ", ")))"))
-                }
-                guard page.count == 500, let last = page.last else { break }
-                after = last.user.id
+            // The same list as `slackindex users` (kept here: the tokens' help names it).
+            for user in try UsersCommand.users(in: global.openArchive(.readOnly), matching: nil) {
+                Output.line(UsersCommand.line(user))
             }
         }
     }

@@ -75,10 +75,20 @@ import Testing
         let unknown = try CLITests.run(["--db", db, "token", "create", "--user", "U_NOBODY"])
         #expect(unknown.status == 1 && unknown.stdout.isEmpty)
         #expect(unknown.stderr.contains("No user called 'U_NOBODY' in the archive"), "\(unknown.stderr)")  // ids or handles
-        #expect(unknown.stderr.contains("slackindex token users"))
+        #expect(unknown.stderr.contains("slackindex users"))
 
         let users = try CLITests.run(["--db", db, "token", "users"])
         #expect(users.stdout.split(separator: "\n").contains { $0.hasPrefix("U0NYQG8S2T7  @") })
+        // `slackindex users` lists the same, filters by handle or name, and says when nobody matches.
+        #expect(try CLITests.run(["--db", db, "users"]).stdout == users.stdout)
+        let handle = try #require(users.stdout.split(separator: "\n").first { $0.hasPrefix("U0NYQG8S2T7  @") })
+            .split(separator: " ")[1].dropFirst()
+        let one = try CLITests.run(["--db", db, "users", String(handle.uppercased()), "--json"])
+        #expect(one.status == 0)
+        let found = try one.stdout.split(separator: "\n").map(CLITests.json)
+        #expect(found.contains { $0["id"] as? String == "U0NYQG8S2T7" && $0["handle"] as? String == String(handle) })
+        let nobody = try CLITests.run(["--db", db, "users", "zzz-nobody"])
+        #expect(nobody.status == 1 && nobody.stderr.contains("No users match 'zzz-nobody'."))
 
         let revoked = try CLITests.run(["--db", db, "token", "revoke", "1"])
         #expect(revoked.status == 0)
