@@ -20,16 +20,11 @@ struct ServeCommand: AsyncParsableCommand {
             The web UI at http://HOST:PORT/ reads and searches the archive in a browser: everything it needs \
             is in this binary and it makes no outside request. Sign in with a token (the browser keeps an \
             HttpOnly session cookie; it sees what the token sees), or with --open for a one-time link as the \
-            archive's owner (an admin's view; --as names who that is, for from:me). A link works once, for 10 \
-            minutes; `kill -USR1 PID` (the PID is printed) prints a new one without a restart. --ui off serves the \
-            API alone.
+            archive's owner (an admin's view; --as names who that is, for from:me). A link works once, for \
+            \(Self.minutes(WebUI.Limits().codeLifetime)) minutes; `kill -USR1 PID` (the PID is printed) prints a new \
+            one without a restart. --ui off serves the API alone.
 
-            Limits: sign-ins 10 a minute per token and 30 per client address; 8 sessions per token (a new one \
-            ends that token's oldest, never another's or the owner's); a session ends 12 hours unused or 7 days \
-            after sign-in. Sign-in and sign-out from another site's page are refused. 256 connections, 32 per \
-            client address: past either, the connection idle longest is closed to make room, and with more than \
-            128 open, idle ones close after 1 s instead of 15 s. Search scores are 1/rank, so they tell a token \
-            nothing about conversations it cannot read.
+            \(limitsHelp)
 
             With --remote URL, search.messages (and the web UI's search) also asks that Slack-compatible API \
             and merges its hits into the first page, each marked local, remote or both; a remote hit is shown \
@@ -43,6 +38,29 @@ struct ServeCommand: AsyncParsableCommand {
               slackindex serve --read-only --db /mnt/archive/archive.sqlite
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
             """)
+
+    /// The limits `serve` keeps, from their defaults (`WebUI.Limits`, `SlackAPIConfiguration`).
+    static var limitsHelp: String {
+        let ui = WebUI.Limits()
+        let api = SlackAPIConfiguration()
+        func rate(_ limit: RateLimit) -> String {
+            "\(limit.requests) per \(limit.interval.components.seconds) s"
+        }
+        return """
+            Limits: sign-ins \(rate(ui.signInsPerToken)) per token and \(rate(ui.signInsPerAddress)) per client \
+            address; \(ui.sessionsPerToken) sessions per token (a new one ends that token's oldest, never another's \
+            or the owner's); a session ends \(minutes(ui.sessionIdle) / 60) hours unused or \
+            \(minutes(ui.sessionLifetime) / 1440) days after sign-in. Sign-in and sign-out from another site's page \
+            are refused. \(api.maxConnections) connections, \(api.maxConnectionsPerAddress) per client address: past \
+            either, the connection idle longest is closed to make room, and with more than \(api.maxConnections / 2) \
+            open, idle ones close after \(api.busyIdleTimeout.components.seconds) s instead of \
+            \(api.idleTimeout.components.seconds) s. Search scores are 1/rank, so they tell a token nothing about \
+            conversations it cannot read.
+            """
+    }
+
+    /// Whole minutes in `duration`.
+    static func minutes(_ duration: Duration) -> Int64 { duration.components.seconds / 60 }
 
     @OptionGroup var global: GlobalOptions
 
