@@ -37,7 +37,8 @@ final class ConnectionGuard: Sendable {
     init(total: Int, perAddress: Int, busyIdleTimeout: Duration) {
         self.total = max(1, total)
         self.perAddress = max(1, perAddress)
-        self.busyIdleTimeout = busyIdleTimeout
+        // Also the period of each connection's check: never a busy loop.
+        self.busyIdleTimeout = max(busyIdleTimeout, .milliseconds(100))
     }
 
     /// Connections open now (admitted and not yet closed or evicted).

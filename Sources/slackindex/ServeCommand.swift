@@ -175,7 +175,13 @@ struct ServeCommand: AsyncParsableCommand {
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let webUI = ui == .on ? WebUI() : nil
         let links = try open ? webUI.map { OwnerLinks(ui: $0, ownerID: try owner(archive)) } : nil
-        let newLinks = links.map { links in SignalWatcher(SIGUSR1) { links.printLink() } }
+        // Without --open, SIGUSR1 says why there is no link instead of ending the server (its default action).
+        let newLinks = SignalWatcher(SIGUSR1) {
+            guard let links else {
+                return Output.error("No sign-in link: serve prints one only when started with --open (and --ui on).")
+            }
+            links.printLink()
+        }
         var configuration = SlackAPIConfiguration(rateLimit: limit)
         let deadline = Duration.seconds(remoteDeadline ?? 1.5)
         let client = try remote.map {
@@ -198,11 +204,11 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await app.runService()
         } catch {
-            newLinks?.cancel()
+            newLinks.cancel()
             await client?.shutdown()
             throw error
         }
-        newLinks?.cancel()
+        newLinks.cancel()
         await client?.shutdown()
     }
 }

@@ -75,6 +75,22 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// Without --open, SIGUSR1 says there is no link and the server keeps serving.
+    @Test func sigusr1WithoutOpenExplainsAndKeepsServing() async throws {
+        let db = try ServeCLITests.importSample()
+        let (server, _, _) = try Self.serve(db: db, extra: [], lines: 2)
+        kill(server.process.processIdentifier, SIGUSR1)
+        var said = ""
+        while !said.contains("No sign-in link") {
+            let chunk = server.stderr.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the process ended
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(said.contains("No sign-in link: serve prints one only when started with --open"), "\(said)")
+        #expect(try await Self.get(server.url + "api.test").status == 200)
+        #expect(server.stop() == 0)
+    }
+
     /// `--as` (or `$SLACKINDEX_ME`) makes the owner's session a user: `from:me` and the name shown are theirs.
     @Test func openAsAUserSignsTheOwnerInAsThatUser() async throws {
         let db = try ServeCLITests.importSample()

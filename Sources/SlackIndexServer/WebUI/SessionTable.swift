@@ -27,9 +27,6 @@ struct SessionTable {
         self.lifetime = lifetime
     }
 
-    /// Sessions held now (ended ones may linger until the next `insert` or `use` of them).
-    var count: Int { byID.count }
-
     /// Adds session `id` for `holder`, ending that holder's oldest session past `perHolder`, and every session
     /// that has ended by `now`.
     ///
