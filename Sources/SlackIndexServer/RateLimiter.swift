@@ -94,6 +94,11 @@ package actor RateLimiter {
         }
     }
 
+    /// A wait as `Retry-After` gives it: whole seconds, rounded up, at least 1.
+    static func retryAfter(_ wait: Duration) -> Int {
+        max(1, Int(seconds(wait).rounded(.up)))
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }

@@ -115,7 +115,7 @@ public final class SlackAPI: Sendable {
     /// Runs one method call for `caller` (a presented token, or a web UI session's token record).
     func call(_ method: String, parameters: [String: String], caller: APICaller?) async -> SlackAPIResponse {
         if let wait = await limiter.acquire(caller?.rateKey ?? "") {
-            let seconds = max(1, Int(RateLimiter.seconds(wait).rounded(.up)))
+            let seconds = RateLimiter.retryAfter(wait)
             return SlackAPIResponse(
                 status: 429, retryAfter: seconds, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
         }

@@ -135,7 +135,7 @@ extension WebUI {
         var wait = await signInsByAddress.acquire(address)
         if wait == nil { wait = await signInsByToken.acquire(token) }
         if let wait {
-            let seconds = max(1, Int(RateLimiter.seconds(wait).rounded(.up)))
+            let seconds = RateLimiter.retryAfter(wait)
             var refused = WebUI.signInPage(
                 error: "Too many sign-ins: try again in \(seconds) s.", status: .tooManyRequests)
             refused.headers[.retryAfter] = String(seconds)
