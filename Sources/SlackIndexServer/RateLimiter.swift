@@ -47,12 +47,22 @@ package actor RateLimiter {
 
     /// A limiter that reads `clock` (default: the continuous clock).
     package init<C: Clock>(limit: RateLimit, clock: C) where C.Duration == Duration {
-        let origin = clock.now
-        self.init(limit: limit, now: { origin.duration(to: clock.now) })
+        self.init(limit: limit, now: RateLimiter.elapsed(on: clock))
     }
 
     package init(limit: RateLimit) {
-        self.init(limit: limit, clock: ContinuousClock())
+        self.init(limit: limit, now: RateLimiter.continuousTime())
+    }
+
+    /// Time elapsed on `clock` since this call: the `now` the server's limits and expiries read.
+    package static func elapsed<C: Clock>(on clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
+        let origin = clock.now
+        return { origin.duration(to: clock.now) }
+    }
+
+    /// Time elapsed on the continuous clock since this call.
+    package static func continuousTime() -> @Sendable () -> Duration {
+        elapsed(on: ContinuousClock())
     }
 
     /// Takes one request from `key`'s bucket. Returns nil when allowed, else how long until one is.
@@ -82,6 +92,11 @@ package actor RateLimiter {
         buckets = buckets.filter { _, bucket in
             bucket.tokens + RateLimiter.seconds(time - bucket.at) * perSecond < capacity
         }
+    }
+
+    /// A wait as `Retry-After` gives it: whole seconds, rounded up, at least 1.
+    static func retryAfter(_ wait: Duration) -> Int {
+        max(1, Int(seconds(wait).rounded(.up)))
     }
 
     static func seconds(_ duration: Duration) -> Double {

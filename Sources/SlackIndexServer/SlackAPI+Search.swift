@@ -50,10 +50,10 @@ extension SlackAPI {
         for id in Set(pageHits.map(\.message.conversationID)) {
             conversations[id] = try archive.visibleConversation(id: id, to: page.token)?.conversation
         }
-        let matches: [JSONValue] = pageHits.compactMap { hit in
+        let matches: [JSONValue] = pageHits.enumerated().compactMap { index, hit in
             guard let conversation = conversations[hit.message.conversationID] else { return nil }
-            return searchMatch(hit, in: conversation, user: hit.message.userID.flatMap { users[$0] }, team: team,
-                page: page, marked: remote != nil)
+            return searchMatch(hit, rank: page.options.offset + index + 1, in: conversation,
+                user: hit.message.userID.flatMap { users[$0] }, team: team, page: page, marked: remote != nil)
         }
         let count = page.count
         let pages = total == 0 ? 0 : (total + count - 1) / count
@@ -84,13 +84,16 @@ extension SlackAPI {
         ] + problem
     }
 
-    /// One match of `search.messages`.
+    /// One match of `search.messages`, the `rank`-th of the results (from 1).
+    ///
+    /// Its `score` is `1 / rank` (1, 0.5, 0.333…), whatever the sort: the engine's own score (bm25) weighs words by
+    /// how often they occur in the whole archive, conversations the token cannot read included, so exposing it
+    /// would let a token learn what hidden conversations say (a score falls when hidden messages add a word).
     private func searchMatch(
-        _ hit: SearchHit, in conversation: Conversation, user: ArchivedUser?, team: String?, page: SearchPage,
-        marked: Bool
+        _ hit: SearchHit, rank: Int, in conversation: Conversation, user: ArchivedUser?, team: String?,
+        page: SearchPage, marked: Bool
     ) -> JSONValue {
         let message = hit.message
-        let score = page.options.sort == .relevance ? hit.score : max(0, -hit.score)
         var members: [(String, JSONValue)] = [
             ("iid", .string(UUID().uuidString.lowercased())),
             ("team", .string(team ?? user?.teamID)),
@@ -101,7 +104,7 @@ extension SlackAPI {
             ("username", .string(user?.user.handle ?? message.user ?? "")),
             ("text", .string(page.highlight ? hit.snippet : message.text)),
             ("permalink", .string(hit.remotePermalink ?? message.permalink ?? SlackAPI.fallbackPermalink(message))),
-            ("score", .double(score.isFinite ? score : 0)),
+            ("score", .double(1 / Double(rank))),
         ]
         if let thread = message.threadTS { members.append(("thread_ts", .string(thread))) }
         if marked { members.append(("source", .string(hit.source.rawValue))) }

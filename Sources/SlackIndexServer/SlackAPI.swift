@@ -21,8 +21,15 @@ public struct SlackAPIConfiguration: Sendable {
     public var searchQueue = 16
     /// A connection that sends no complete request for this long (idle, or a request trickled in) is closed.
     public var idleTimeout: Duration = .seconds(15)
-    /// Connections open at once; more wait in the listen backlog until one closes.
+    /// Connections open at once. A new one past this closes the connection idle longest (see `ConnectionGuard`);
+    /// when every connection is busy answering a request, the new one is closed.
     public var maxConnections = 256
+    /// Connections one client address (an IPv6 /64) may hold; a new one past this closes that address's own
+    /// connection idle longest, so one address cannot hold the server.
+    public var maxConnectionsPerAddress = 32
+    /// Under pressure (more than half of `maxConnections` open), a connection with no request in flight is closed
+    /// after this long instead of `idleTimeout`.
+    public var busyIdleTimeout: Duration = .seconds(1)
     /// A Slack-compatible search service whose hits `search.messages` merges into the first page of results
     /// (`SlackAPI.mergedSearch`); nil searches the archive alone.
     public var remote: (any RemoteSearch)?
@@ -85,11 +92,7 @@ public final class SlackAPI: Sendable {
         engine = SearchEngine(archive: archive)
         searchPool = NIOThreadPool(numberOfThreads: max(1, configuration.searchThreads))
         searchPool.start()
-        if let now = configuration.now {
-            limiter = RateLimiter(limit: configuration.rateLimit, now: now)
-        } else {
-            limiter = RateLimiter(limit: configuration.rateLimit)
-        }
+        limiter = RateLimiter(limit: configuration.rateLimit, now: configuration.now ?? RateLimiter.continuousTime())
     }
 
     deinit {
@@ -112,7 +115,7 @@ public final class SlackAPI: Sendable {
     /// Runs one method call for `caller` (a presented token, or a web UI session's token record).
     func call(_ method: String, parameters: [String: String], caller: APICaller?) async -> SlackAPIResponse {
         if let wait = await limiter.acquire(caller?.rateKey ?? "") {
-            let seconds = max(1, Int(RateLimiter.seconds(wait).rounded(.up)))
+            let seconds = RateLimiter.retryAfter(wait)
             return SlackAPIResponse(
                 status: 429, retryAfter: seconds, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
         }

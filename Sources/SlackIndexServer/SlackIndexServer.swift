@@ -22,7 +22,7 @@ public enum SlackAPIServer {
     ///
     /// ```swift
     /// struct Faults: RouterMiddleware {
-    ///     typealias Context = BasicRequestContext
+    ///     typealias Context = ServeRequestContext
     ///     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
     ///         async throws -> Response
     ///     {
@@ -47,11 +47,11 @@ public enum SlackAPIServer {
     /// `ui` adds the web UI (`/`, `/ui/…`) and lets its session cookie stand for a token at `/api/`; nil leaves
     /// both out (`serve --ui off`): `/` answers 404 and cookies are ignored.
     public static func buildRouter(
-        api: SlackAPI, ui: WebUI? = nil, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
-    ) -> Router<BasicRequestContext> {
-        let router = Router()
+        api: SlackAPI, ui: WebUI? = nil, middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
+    ) -> Router<ServeRequestContext> {
+        let router = Router(context: ServeRequestContext.self)
         for item in middleware { router.add(middleware: item) }
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+        let handler: @Sendable (Request, ServeRequestContext) async throws -> Response = { request, context in
             try await respond(to: request, context: context, api: api, ui: ui)
         }
         router.get("/api/:method", use: handler)
@@ -87,26 +87,29 @@ public enum SlackAPIServer {
     public static func makeApplication(
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(),
         host: String = "127.0.0.1", port: Int = 0, ui: WebUI? = WebUI(),
-        middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = [],
+        middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = [],
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
-    ) -> Application<RouterResponder<BasicRequestContext>> {
+    ) -> Application<RouterResponder<ServeRequestContext>> {
         let api = SlackAPI(archive: archive, configuration: configuration)
         let router = buildRouter(api: api, ui: ui, middleware: middleware)
-        let timeout = configuration.idleTimeout.components
+        let connections = ConnectionGuard(
+            total: configuration.maxConnections, perAddress: configuration.maxConnectionsPerAddress,
+            busyIdleTimeout: configuration.busyIdleTimeout)
         return Application(
             router: router,
             // The idle timeout runs from when the connection opens (or its last answer) until a request's head is
             // complete, so it also closes connections that trickle a request in byte by byte.
             // A request head (URL and headers) may take 256 KiB, not NIO's 80 KiB default: a long search query or
             // cursor in a GET URL then gets Slack's JSON answer rather than an empty 400 from the HTTP decoder.
+            // Connections are counted by `ConnectionGuard`, which admits every new one at once (closing an idle
+            // one to make room), rather than leaving it in the listen backlog behind idle ones.
             server: .http1(
                 configuration: .init(
-                    idleTimeout: .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000),
+                    additionalChannelHandlers: [ConnectionGuardHandler(connections)],
+                    idleTimeout: TimeAmount(configuration.idleTimeout),
                     httpDecoderConfiguration: .init(
                         maxHeaderFieldSize: SlackAPIServer.maxRequestHead, maxHeaderListSize: SlackAPIServer.maxRequestHead))),
-            configuration: ApplicationConfiguration(
-                address: .hostname(host, port: port), serverName: "slackindex",
-                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "slackindex"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) })
     }
 
@@ -121,7 +124,7 @@ public enum SlackAPIServer {
     public static func start(
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(), host: String = "127.0.0.1",
         port: Int = 0, ui: WebUI? = WebUI(),
-        middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+        middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
     ) async throws -> RunningSlackAPIServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = makeApplication(
@@ -154,7 +157,7 @@ public enum SlackAPIServer {
     /// Reads the request (query string; form or JSON body for POST), calls the API, writes Slack's answer.
     /// Without a bearer token or `token=`, a web UI session cookie (when `ui` is on) stands for its token. Answers
     /// of 1 KiB or more are gzipped for clients that accept it.
-    static func respond(to request: Request, context: BasicRequestContext, api: SlackAPI, ui: WebUI?) async throws
+    static func respond(to request: Request, context: ServeRequestContext, api: SlackAPI, ui: WebUI?) async throws
         -> Response
     {
         var request = request
@@ -188,6 +191,19 @@ public enum SlackAPIServer {
             body = ByteBuffer(bytes: gzipped)
         }
         return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+}
+
+/// The request context of `serve`'s router: Hummingbird's basic one, plus the client's address (for the web UI's
+/// sign-in limit per address).
+public struct ServeRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The client's address; nil when the request did not come over the network (router tests).
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import SlackIndex
 import SlackIndexServer
+import Synchronization
 
 /// `slackindex serve`: the archive as a Slack-compatible Web API subset over HTTP.
 struct ServeCommand: AsyncParsableCommand {
@@ -19,7 +20,11 @@ struct ServeCommand: AsyncParsableCommand {
             The web UI at http://HOST:PORT/ reads and searches the archive in a browser: everything it needs \
             is in this binary and it makes no outside request. Sign in with a token (the browser keeps an \
             HttpOnly session cookie; it sees what the token sees), or with --open for a one-time link as the \
-            archive's owner (an admin's view; --as names who that is, for from:me). --ui off serves the API alone.
+            archive's owner (an admin's view; --as names who that is, for from:me). A link works once, for \
+            \(Self.minutes(WebUI.Limits().codeLifetime)) minutes; `kill -USR1 PID` (the PID is printed) prints a new \
+            one without a restart. --ui off serves the API alone.
+
+            \(limitsHelp)
 
             With --remote URL, search.messages (and the web UI's search) also asks that Slack-compatible API \
             and merges its hits into the first page, each marked local, remote or both; a remote hit is shown \
@@ -33,6 +38,29 @@ struct ServeCommand: AsyncParsableCommand {
               slackindex serve --read-only --db /mnt/archive/archive.sqlite
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
             """)
+
+    /// The limits `serve` keeps, from their defaults (`WebUI.Limits`, `SlackAPIConfiguration`).
+    static var limitsHelp: String {
+        let ui = WebUI.Limits()
+        let api = SlackAPIConfiguration()
+        func rate(_ limit: RateLimit) -> String {
+            "\(limit.requests) per \(limit.interval.components.seconds) s"
+        }
+        return """
+            Limits: sign-ins \(rate(ui.signInsPerToken)) per token and \(rate(ui.signInsPerAddress)) per client \
+            address; \(ui.sessionsPerToken) sessions per token (a new one ends that token's oldest, never another's \
+            or the owner's); a session ends \(minutes(ui.sessionIdle) / 60) hours unused or \
+            \(minutes(ui.sessionLifetime) / 1440) days after sign-in. Sign-in and sign-out from another site's page \
+            are refused. \(api.maxConnections) connections, \(api.maxConnectionsPerAddress) per client address: past \
+            either, the connection idle longest is closed to make room, and with more than \(api.maxConnections / 2) \
+            open, idle ones close after \(api.busyIdleTimeout.components.seconds) s instead of \
+            \(api.idleTimeout.components.seconds) s. Search scores are 1/rank, so they tell a token nothing about \
+            conversations it cannot read.
+            """
+    }
+
+    /// Whole minutes in `duration`.
+    static func minutes(_ duration: Duration) -> Int64 { duration.components.seconds / 60 }
 
     @OptionGroup var global: GlobalOptions
 
@@ -146,7 +174,14 @@ struct ServeCommand: AsyncParsableCommand {
         let path = archive.path
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let webUI = ui == .on ? WebUI() : nil
-        let signIn = try open ? webUI.map { $0.oneTimeSignInPath(userID: try owner(archive)) } : nil
+        let links = try open ? webUI.map { OwnerLinks(ui: $0, ownerID: try owner(archive)) } : nil
+        // Without --open, SIGUSR1 says why there is no link instead of ending the server (its default action).
+        let newLinks = SignalWatcher(SIGUSR1) {
+            guard let links else {
+                return Output.error("No sign-in link: serve prints one only when started with --open (and --ui on).")
+            }
+            links.printLink()
+        }
         var configuration = SlackAPIConfiguration(rateLimit: limit)
         let deadline = Duration.seconds(remoteDeadline ?? 1.5)
         let client = try remote.map {
@@ -159,16 +194,48 @@ struct ServeCommand: AsyncParsableCommand {
         ) { bound in
             Output.line("Serving \(path) at http://\(urlHost):\(bound)/api/")
             if webUI != nil { Output.line("Web UI at http://\(urlHost):\(bound)/") }
-            if let signIn { Output.line("Sign in once at http://\(urlHost):\(bound)\(signIn)") }
+            if let links {
+                links.listening(at: "http://\(urlHost):\(bound)")
+                Output.line("A new sign-in link: kill -USR1 \(ProcessInfo.processInfo.processIdentifier)")
+            }
             if let remote { Output.line("Search also asks \(remote)") }
             Output.flush()
         }
         do {
             try await app.runService()
         } catch {
+            newLinks.cancel()
             await client?.shutdown()
             throw error
         }
+        newLinks.cancel()
         await client?.shutdown()
+    }
+}
+
+/// `serve --open`'s sign-in links as the archive's owner: the first once the server listens, and a new one on
+/// each SIGUSR1, so the owner can sign in again (after the session ended, or in another browser) without a restart.
+private final class OwnerLinks: Sendable {
+    let ui: WebUI
+    let ownerID: String
+    /// `http://HOST:PORT`, once listening.
+    private let base = Mutex<String?>(nil)
+
+    init(ui: WebUI, ownerID: String) {
+        self.ui = ui
+        self.ownerID = ownerID
+    }
+
+    /// Prints the first link.
+    func listening(at base: String) {
+        self.base.withLock { $0 = base }
+        printLink()
+    }
+
+    /// Prints a new one-time link (nothing before the server listens).
+    func printLink() {
+        guard let base = base.withLock({ $0 }) else { return }
+        Output.line("Sign in once at \(base)\(ui.oneTimeSignInPath(userID: ownerID))")
+        Output.flush()
     }
 }

@@ -11,7 +11,7 @@ import Testing
 
 /// Injects faults in front of `serve`'s API, counting requests per method.
 final class FaultInjector: RouterMiddleware, Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = ServeRequestContext
 
     enum Fault: Sendable {
         case rateLimit(seconds: Int)
@@ -99,7 +99,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
 
     /// `serve` on `archive` without its per-token rate limit (faults are the injector's business).
     static func start(
-        _ archive: Archive, middleware: [any MiddlewareProtocol<Request, Response, BasicRequestContext>] = []
+        _ archive: Archive, middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
     ) async throws -> RunningSlackAPIServer {
         try await SlackAPIServer.start(
             archive: archive,

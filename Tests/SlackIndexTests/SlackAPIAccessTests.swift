@@ -94,6 +94,58 @@ import Testing
     }
 }
 
+extension SlackAPIAccessTests {
+    /// An export with one public message about zebras among filler, and a DM between U2 and U3 that holds
+    /// `hidden` messages about zebras too (U1, the outsider, is in `general` only).
+    static func zebraExport(hidden: Int) throws -> URL {
+        func day(_ texts: [String], user: String, start: Int) -> String {
+            let messages = texts.enumerated().map { index, text in
+                #"{"type": "message", "user": "\#(user)", "text": "\#(text)", "ts": "\#(start + index).000100"}"#
+            }
+            return "[" + messages.joined(separator: ",") + "]"
+        }
+        let filler = (0..<40).map { "standup notes number \($0) about the release" }
+        let users = ["U1", "U2", "U3"].map { #"{"id": "\#($0)", "name": "user\#($0)", "team_id": "T1"}"# }
+        return try TestSupport.minimalExport(
+            days: ["2024-05-01": day(filler + ["the zebra crossing near the office is closed"], user: "U2", start: 1_714_550_000)],
+            extra: [
+                "users.json": "[" + users.joined(separator: ",") + "]",
+                "channels.json": #"[{"id": "C1", "name": "general", "created": "1433558319", "members": ["U1", "U2", "U3"]}]"#,
+                "dms.json": #"[{"id": "D1", "created": 1433558319, "members": ["U2", "U3"]}]"#,
+                "D1/2024-05-02.json": day(
+                    (0..<max(1, hidden)).map { hidden == 0 ? "lunch? \($0)" : "zebra \($0) at the zoo" }, user: "U3",
+                    start: 1_714_640_000),
+            ])
+    }
+
+    /// An outsider's search score says nothing about conversations it cannot read: 300 messages about zebras
+    /// added to a DM it is not in leave its score for the one public zebra unchanged (the archive's bm25 score
+    /// fell from 47.1 to 35.9 in the security test that found this).
+    @Test func scoresDoNotChangeWhenHiddenMessagesAreAdded() async throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: try Self.zebraExport(hidden: 0).path)
+        let api = SlackAPI(archive: archive, configuration: SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000, interval: .seconds(1))))
+        let outsider = try archive.createToken(userID: "U1").token
+        let admin = try archive.createToken(userID: "U2", isAdmin: true).token
+        func search(_ query: String, _ token: String) async throws -> (total: Int, scores: [Double]) {
+            let answer = await api.call("search.messages", parameters: ["query": query], bearer: token)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+            let messages = try #require(body["messages"] as? [String: Any], "\(answer.body)")
+            let matches = (messages["matches"] as? [[String: Any]]) ?? []
+            return (messages["total"] as? Int ?? -1, matches.compactMap { $0["score"] as? Double })
+        }
+        let before = try await search("zebra crossing", outsider)
+        let beforeAlone = try await search("zebra", outsider)
+        _ = try Importer(archive: archive).importExport(at: try Self.zebraExport(hidden: 300).path)
+        #expect(try await search("zebra", admin).total == 301, "the hidden messages are in the archive")
+        let after = try await search("zebra crossing", outsider)
+        let afterAlone = try await search("zebra", outsider)
+        #expect(before.total == 1 && after.total == 1)
+        #expect(before.scores.count == 1 && before.scores == after.scores, "\(before.scores) → \(after.scores)")
+        #expect(beforeAlone.total == 1 && beforeAlone.scores == afterAlone.scores)
+    }
+}
+
 /// Rate limits: a token bucket per token, over the limit HTTP 429 with Retry-After.
 @Suite struct SlackAPIRateLimitTests {
     @Test func overTheLimitIs429WithRetryAfterUntilTheBucketRefills() async throws {

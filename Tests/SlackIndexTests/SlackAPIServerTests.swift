@@ -102,7 +102,7 @@ import Testing
 
     /// Faults a client under test must survive, injected before the API handlers.
     struct Faults: RouterMiddleware {
-        typealias Context = BasicRequestContext
+        typealias Context = ServeRequestContext
 
         func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
             async throws -> Response

@@ -100,7 +100,7 @@ import Testing
 
 /// A `search.messages` that pages only by cursor, as Slack does when asked with `cursor=*`.
 final class CursorSearchService: RouterMiddleware, Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = ServeRequestContext
     let seen = Mutex<[String]>([])
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)

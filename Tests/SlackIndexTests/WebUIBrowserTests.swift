@@ -4,6 +4,10 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `serve`'s web UI flags as users run them: `--ui off`, `--open` and their checks.
 @Suite struct WebUICLITests {
     /// Starts `serve` and reads `lines` lines of what it prints.
@@ -32,15 +36,22 @@ import Testing
         return (response.status.code, response.headers.first(name: "Set-Cookie"), String(buffer: body))
     }
 
-    @Test func openPrintsAOneTimeSignInLink() async throws {
+    /// The link in the lines `serve --open` printed.
+    static func link(in lines: [String]) throws -> String {
+        let prefix = "Sign in once at "
+        return try #require(lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+    }
+
+    @Test func openPrintsAOneTimeSignInLinkAndANewOneOnSIGUSR1() async throws {
         let db = try ServeCLITests.importSample()
-        let (server, lines, _) = try Self.serve(db: db, extra: ["--open"], lines: 3)
-        #expect(lines.count == 3, "\(lines)")
+        let (server, lines, out) = try Self.serve(db: db, extra: ["--open"], lines: 4)
+        #expect(lines.count == 4, "\(lines)")
         #expect(lines[0].hasPrefix("Serving \(db) at http://127.0.0.1:") && lines[0].hasSuffix("/api/"))
         let base = String(server.url.dropLast("api/".count))
         #expect(lines[1] == "Web UI at \(base)")
-        let link = try #require(lines.last?.components(separatedBy: "Sign in once at ").last)
+        let link = try Self.link(in: lines)
         #expect(link.hasPrefix(base + "ui/signin?code="))
+        #expect(lines[3] == "A new sign-in link: kill -USR1 \(server.process.processIdentifier)")
         let first = try await Self.get(link)
         #expect(first.status == 303)
         let cookie = try #require(first.setCookie?.split(separator: ";").first.map(String.init))
@@ -48,6 +59,35 @@ import Testing
         #expect(page.body.contains("/ui/app.js"))
         let again = try await Self.get(link)
         #expect(again.status == 401 && again.setCookie == nil, "the link works once")
+        #expect(again.body.contains("kill -USR1"), "the page says how to get a new link")
+        // SIGUSR1: a new link, without a restart (the signal's default action would end the process).
+        kill(server.process.processIdentifier, SIGUSR1)
+        var text = Data()
+        while !text.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        let fresh = try Self.link(in: String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init))
+        #expect(fresh.hasPrefix(base + "ui/signin?code=") && fresh != link)
+        let second = try await Self.get(fresh)
+        #expect(second.status == 303 && second.setCookie != nil)
+        #expect(server.stop() == 0)
+    }
+
+    /// Without --open, SIGUSR1 says there is no link and the server keeps serving.
+    @Test func sigusr1WithoutOpenExplainsAndKeepsServing() async throws {
+        let db = try ServeCLITests.importSample()
+        let (server, _, _) = try Self.serve(db: db, extra: [], lines: 2)
+        kill(server.process.processIdentifier, SIGUSR1)
+        var said = ""
+        while !said.contains("No sign-in link") {
+            let chunk = server.stderr.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the process ended
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(said.contains("No sign-in link: serve prints one only when started with --open"), "\(said)")
+        #expect(try await Self.get(server.url + "api.test").status == 200)
         #expect(server.stop() == 0)
     }
 
@@ -57,7 +97,7 @@ import Testing
         let me = APIFixture.dmMembers[0]
         let (server, lines, _) = try Self.serve(db: db, extra: ["--open", "--as", me], lines: 3)
         let base = String(server.url.dropLast("api/".count))
-        let link = try #require(lines.last?.components(separatedBy: "Sign in once at ").last)
+        let link = try Self.link(in: lines)
         let cookie = try #require(try await Self.get(link).setCookie?.split(separator: ";").first.map(String.init))
         let auth = try await Self.get(base + "api/auth.test", cookie: cookie)
         #expect(auth.body.contains(#""user_id":"\#(me)""#), "\(auth.body)")

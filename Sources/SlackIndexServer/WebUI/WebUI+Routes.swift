@@ -64,18 +64,54 @@ extension WebUI {
     }
 
     /// Adds `/`, `/ui/app.js`, `/ui/app.css`, `/ui/emoji.txt`, `/ui/signin` (GET with a one-time code, POST with
-    /// a token) and `/ui/signout` to `router`.
-    func addRoutes(to router: Router<BasicRequestContext>, api: SlackAPI) {
+    /// a token) and `/ui/signout` to `router`. Sign-in and sign-out refuse requests from other sites
+    /// (`isSameOrigin`).
+    func addRoutes(to router: Router<ServeRequestContext>, api: SlackAPI) {
         router.get("/") { request, _ in try await self.home(request, api: api) }
         router.get("/ui/app.js") { request, _ in WebUI.serve(.script, for: request) }
         router.get("/ui/app.css") { request, _ in WebUI.serve(.styles, for: request) }
         router.get("/ui/emoji.txt") { request, _ in WebUI.serve(.emoji, for: request) }
-        router.get("/ui/signin") { request, _ in self.redeem(request) }
-        router.post("/ui/signin") { request, _ in try await self.signIn(request, api: api) }
+        router.get("/ui/signin") { request, _ in
+            guard WebUI.isSameOrigin(request) else { return WebUI.crossSiteRefusal(of: "sign-in") }
+            return self.redeem(request)
+        }
+        router.post("/ui/signin") { request, context in
+            guard WebUI.isSameOrigin(request) else { return WebUI.crossSiteRefusal(of: "sign-in") }
+            return try await self.signIn(request, from: ClientAddress.key(context.remoteAddress), api: api)
+        }
         router.post("/ui/signout") { request, _ in
+            guard WebUI.isSameOrigin(request) else { return WebUI.crossSiteRefusal(of: "sign-out") }
             self.endSession(cookieHeader: request.headers[.cookie])
             return WebUI.redirect(cookie: "\(WebUI.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
         }
+    }
+
+    /// True unless a browser says the request comes from another site, or cannot say it does not.
+    ///
+    /// An `Origin` must be this server's own (`http://` or `https://` and the request's `Host`). Without one, or
+    /// with `Origin: null` (what a browser sends for a POST from a page whose referrer policy is `no-referrer`, as
+    /// ours is, but also from a sandboxed frame of any site), `Sec-Fetch-Site` decides: `same-origin`, or `none`
+    /// (typed, or opened from outside a page, as a link from a terminal is). A request with neither header comes
+    /// from no browser (curl, scripts), which no other site can send on anyone's behalf; `Origin: null` without
+    /// `Sec-Fetch-Site` is refused.
+    static func isSameOrigin(_ request: Request) -> Bool {
+        let origin = request.headers[.origin]?.lowercased()
+        if let origin, origin != "null" {
+            guard let host = request.head.authority?.lowercased(), !host.isEmpty else { return false }
+            return origin == "http://" + host || origin == "https://" + host
+        }
+        if let name = HTTPField.Name("Sec-Fetch-Site"), let site = request.headers[name]?.lowercased() {
+            return site == "same-origin" || site == "none"
+        }
+        return origin == nil
+    }
+
+    /// The 403 for a sign-in or sign-out another site's page sent (login CSRF, forced sign-out).
+    static func crossSiteRefusal(of action: String) -> Response {
+        let text = "Refused: this \(action) came from another site's page. Use the form on this server's own page (/)."
+        return Response(
+            status: .forbidden, headers: securityHeaders(type: "text/plain; charset=utf-8"),
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text + "\n")))
     }
 
     /// `/`: the app for a signed-in browser, else the sign-in form.
@@ -90,11 +126,21 @@ extension WebUI {
         return signedIn ? WebUI.serve(.page, for: request) : WebUI.signInPage(error: nil, status: .ok)
     }
 
-    /// `POST /ui/signin` with `token=…`: a session for a token of the archive.
-    private func signIn(_ request: Request, api: SlackAPI) async throws -> Response {
+    /// `POST /ui/signin` with `token=…`: a session for a token of the archive. Attempts are limited per client
+    /// `address` (right or wrong token) and then per token, before the token is looked up.
+    private func signIn(_ request: Request, from address: String, api: SlackAPI) async throws -> Response {
         var request = request
         let body = try await request.collectBody(upTo: 64 << 10)
         let token = APIParameters.form(String(buffer: body))["token"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        var wait = await signInsByAddress.acquire(address)
+        if wait == nil { wait = await signInsByToken.acquire(token) }
+        if let wait {
+            let seconds = RateLimiter.retryAfter(wait)
+            var refused = WebUI.signInPage(
+                error: "Too many sign-ins: try again in \(seconds) s.", status: .tooManyRequests)
+            refused.headers[.retryAfter] = String(seconds)
+            return refused
+        }
         let record = try? await NIOThreadPool.singleton.runIfActive { try api.archive.verifyToken(token) }
         guard record != nil else {
             return WebUI.signInPage(error: "That is not a token of this archive.", status: .unauthorized)
@@ -107,7 +153,8 @@ extension WebUI {
         let code = APIParameters.form(request.uri.query ?? "")["code"] ?? ""
         guard let record = redeem(code: code) else {
             return WebUI.signInPage(
-                error: "That sign-in link was used already or has expired: start serve --open again, or sign in with a token.",
+                error: "That sign-in link was used already or has expired: get a new one from serve --open "
+                    + "(kill -USR1 PID, as it printed), or sign in with a token.",
                 status: .unauthorized)
         }
         return WebUI.redirect(cookie: WebUI.sessionCookie(startSession(.owner(record))))

@@ -12,13 +12,34 @@ import Synchronization
 /// A session made with a token re-checks that token on every request (revoking it signs the browser out); the
 /// archive owner's session (`oneTimeSignInPath`, for `serve --open`) carries an admin token record kept in memory
 /// only. Sessions live in memory: restarting `serve` signs everyone out.
+///
+/// Sign-ins are rate-limited per token and per client address; each token holds at most
+/// `Limits.sessionsPerToken` sessions (its next sign-in ends its own oldest, never another token's or the owner's);
+/// sessions end after `Limits.sessionIdle` unused and `Limits.sessionLifetime` after sign-in (see `SessionTable`).
 public final class WebUI: Sendable {
+    /// How sessions and sign-ins are limited.
+    public struct Limits: Sendable {
+        /// Sessions one token may hold at once (the owner's one-time links count as one token); its next sign-in
+        /// ends its own oldest session.
+        public var sessionsPerToken = 8
+        /// A session unused for this long ends.
+        public var sessionIdle: Duration = .seconds(12 * 3600)
+        /// A session ends this long after its sign-in, used or not.
+        public var sessionLifetime: Duration = .seconds(7 * 86_400)
+        /// Sign-ins with one token (`POST /ui/signin`).
+        public var signInsPerToken = RateLimit(requests: 10, interval: .seconds(60))
+        /// Sign-in attempts from one client address, with a right token or a wrong one.
+        public var signInsPerAddress = RateLimit(requests: 30, interval: .seconds(60))
+        /// How long a one-time sign-in link works.
+        public var codeLifetime: Duration = .seconds(600)
+
+        public init() {}
+    }
+
     /// The cookie's name.
     static let cookieName = "slackindex_session"
-    /// Sessions kept at once; the oldest is dropped past this.
-    static let maximumSessions = 1000
-    /// How long a one-time sign-in link works.
-    static let codeLifetime: Duration = .seconds(600)
+    /// The holder the owner's sessions count against (`SessionTable`); no token is this string.
+    static let ownerHolder = "owner (serve --open)"
 
     /// What a session stands for.
     enum Session: Sendable {
@@ -26,59 +47,76 @@ public final class WebUI: Sendable {
         case owner(APIToken)
     }
 
-    private let sessions = Mutex<(byID: [String: Session], order: [String])>(([:], []))
-    private let codes = Mutex<[String: (token: APIToken, expires: ContinuousClock.Instant)]>([:])
+    let limits: Limits
+    /// Time elapsed since any fixed origin (injected by tests, so that expiry takes no waiting).
+    private let now: @Sendable () -> Duration
+    private let sessions: Mutex<SessionTable>
+    private let codes = Mutex<[String: (token: APIToken, expires: Duration)]>([:])
+    let signInsByToken: RateLimiter
+    let signInsByAddress: RateLimiter
 
-    public init() {}
+    /// - Parameter now: the clock of session expiry and sign-in limits; nil reads `ContinuousClock`.
+    public init(limits: Limits = Limits(), now: (@Sendable () -> Duration)? = nil) {
+        let now = now ?? RateLimiter.continuousTime()
+        self.limits = limits
+        self.now = now
+        sessions = Mutex(
+            SessionTable(perHolder: limits.sessionsPerToken, idle: limits.sessionIdle, lifetime: limits.sessionLifetime))
+        signInsByToken = RateLimiter(limit: limits.signInsPerToken, now: now)
+        signInsByAddress = RateLimiter(limit: limits.signInsPerAddress, now: now)
+    }
 
     /// A path (`/ui/signin?code=…`) that signs one browser in once as the archive's owner: an admin session.
+    /// Each call makes a new code (`serve --open` makes one at start and one for each SIGUSR1).
     ///
     /// - Parameter userID: the user `from:me` means in that session (may be empty: then it matches no one).
     public func oneTimeSignInPath(userID: String = "") -> String {
         let code = WebUI.randomID()
         let token = APIToken(id: 0, userID: userID, isAdmin: true, created: Int64(Date().timeIntervalSince1970),
             label: "owner (serve --open)")
-        codes.withLock { $0[code] = (token, ContinuousClock.now + WebUI.codeLifetime) }
+        let time = now()
+        codes.withLock { codes in
+            codes = codes.filter { $0.value.expires > time }
+            codes[code] = (token, time + limits.codeLifetime)
+        }
         return "/ui/signin?code=" + code
     }
 
-    /// The caller a request's cookie names, if it names a live session.
+    /// The caller a request's cookie names, if it names a live session (which counts as a use of it).
     func caller(cookieHeader: String?) -> APICaller? {
         guard let id = WebUI.cookie(WebUI.cookieName, in: cookieHeader) else { return nil }
-        guard let session = sessions.withLock({ $0.byID[id] }) else { return nil }
+        let time = now()
+        guard let session = sessions.withLock({ $0.use(id, at: time) }) else { return nil }
         switch session {
         case .token(let token): return .presented(token)
         case .owner(let record): return .record(record, key: "session " + id)
         }
     }
 
-    /// Starts a session and returns its id.
+    /// Starts a session and returns its id; past `Limits.sessionsPerToken`, the same token's oldest session ends.
     func startSession(_ session: Session) -> String {
         let id = WebUI.randomID()
-        sessions.withLock { state in
-            state.byID[id] = session
-            state.order.append(id)
-            if state.order.count > WebUI.maximumSessions {
-                let dropped = state.order.removeFirst()
-                state.byID[dropped] = nil
-            }
+        let holder: String
+        switch session {
+        case .token(let token): holder = "token " + token
+        case .owner: holder = WebUI.ownerHolder
         }
+        let time = now()
+        sessions.withLock { $0.insert(id, session, holder: holder, at: time) }
         return id
     }
 
     /// Ends the session a cookie names.
     func endSession(cookieHeader: String?) {
         guard let id = WebUI.cookie(WebUI.cookieName, in: cookieHeader) else { return }
-        sessions.withLock { state in
-            state.byID[id] = nil
-            state.order.removeAll { $0 == id }
-        }
+        sessions.withLock { $0.remove(id) }
     }
 
     /// Takes a one-time code: its token record, once, before it expires.
     func redeem(code: String) -> APIToken? {
-        codes.withLock { codes in
-            guard let entry = codes.removeValue(forKey: code), entry.expires > ContinuousClock.now else { return nil }
+        let time = now()
+        return codes.withLock { codes in
+            guard let entry = codes.removeValue(forKey: code), entry.expires > time else { return nil }
             return entry.token
         }
     }
