@@ -88,6 +88,25 @@ extension Archive {
         }
     }
 
+    /// The oldest and newest message times (µs) over the given conversations (row ids), deleted messages included
+    /// as `stats` counts them; nil bounds when they hold no message.
+    ///
+    /// - Complexity: O(c log n) for c conversations: two seeks in `message_history` each.
+    package func messageTimeBounds(conversations rowIDs: Set<Int64>) throws -> (first: Int64?, last: Int64?) {
+        try pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT min(ts_key) AS first, max(ts_key) AS last FROM message WHERE conversation_id = ?")
+            var first: Int64?
+            var last: Int64?
+            for id in rowIDs {
+                guard let row = try Row.fetchOne(statement, arguments: [id]) else { continue }
+                if let low = row["first"] as Int64? { first = min(first ?? low, low) }
+                if let high = row["last"] as Int64? { last = max(last ?? high, high) }
+            }
+            return (first, last)
+        }
+    }
+
     /// The counts `stats` reports, counted over every message instead of read from `message_count`: for tests
     /// that check the kept counts against the truth.
     ///
