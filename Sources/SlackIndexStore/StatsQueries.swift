@@ -94,8 +94,12 @@ extension Archive {
     /// - Complexity: O(c log n) for c conversations: two seeks in `message_history` each.
     package func messageTimeBounds(conversations rowIDs: Set<Int64>) throws -> (first: Int64?, last: Int64?) {
         try pool.read { db in
+            // Two subqueries: SQLite answers a lone min() or max() with one seek, but both in one SELECT scan the range.
             let statement = try db.cachedStatement(
-                sql: "SELECT min(ts_key) AS first, max(ts_key) AS last FROM message WHERE conversation_id = ?")
+                sql: """
+                    SELECT (SELECT min(ts_key) FROM message WHERE conversation_id = ?1) AS first,
+                        (SELECT max(ts_key) FROM message WHERE conversation_id = ?1) AS last
+                    """)
             var first: Int64?
             var last: Int64?
             for id in rowIDs {
