@@ -92,7 +92,9 @@ extension ArchiveTools {
         lines.append(
             "You: " + (me.map { "@\($0.user.handle) (\(token.userID))" } ?? token.userID) + ", time zone "
                 + zone.identifier + (token.isAdmin ? "; an admin token: every conversation" : ""))
-        let byKind = ConversationKind.allCases.map { kind in "\(kind.rawValue) \(visible.filter { $0.kind == kind }.count)" }
+        let byKind = ConversationKind.allCases.map { kind in
+            "\(kind.rawValue) \(visible.filter { $0.kind == kind }.count)"
+        }
         lines.append("Conversations you can see: \(visible.count) (\(byKind.joined(separator: ", ")))")
         lines.append("Messages in them: \(ids.reduce(0) { $0 + (counts[$1] ?? 0) })")
         if let first = bounds.first, let last = bounds.last {

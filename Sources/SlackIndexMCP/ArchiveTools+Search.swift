@@ -43,7 +43,8 @@ extension ArchiveTools {
         var total = options.offset + results.hits.count
         if results.hits.count == limit {
             total = try searched {
-                try engine.count(parsed, text: text, options: options, cap: options.offset + ArchiveTools.moreCountCap).0
+                let cap = options.offset + ArchiveTools.moreCountCap
+                return try engine.count(parsed, text: text, options: options, cap: cap).0
             }
         }
         var lines = try hitLines(results.hits, format: try arguments.format(), zone: zone)
@@ -54,7 +55,8 @@ extension ArchiveTools {
         }
         let shown = options.offset + results.hits.count
         if total > shown {
-            let more = total >= options.offset + ArchiveTools.moreCountCap ? "\(total - shown) or more" : "\(total - shown)"
+            let capped = total >= options.offset + ArchiveTools.moreCountCap
+            let more = capped ? "\(total - shown) or more" : "\(total - shown)"
             let next = SearchCursor.make(offset: shown, query: fingerprint.signed)
             lines.append("\(more) more; ask with cursor \"\(next)\" (and the same query and filters).")
         }
@@ -112,7 +114,8 @@ extension ArchiveTools {
             ]
             if let link = hit.permalink { lines.append("   permalink: \(link)") }
             let snippet = MessageRenderer.oneLine(hit.snippet, width: 400)
-                .replacingOccurrences(of: Highlight.start, with: "**").replacingOccurrences(of: Highlight.end, with: "**")
+                .replacingOccurrences(of: Highlight.start, with: "**")
+                .replacingOccurrences(of: Highlight.end, with: "**")
             lines.append("   " + snippet)
             if format == .full { lines += whole.lines(m).dropFirst().map { " " + $0 } }
             return lines

@@ -81,7 +81,9 @@ extension ArchiveTools {
         let page: TimelinePage
         if let text = try arguments.string("cursor") {
             let (cursor, _) = try self.cursor(text, token: token)
-            guard cursor.threadTS != nil else { throw ToolError.cursorElsewhere("a history (use it with the history tool)") }
+            guard cursor.threadTS != nil else {
+                throw ToolError.cursorElsewhere("a history (use it with the history tool)")
+            }
             page = try timeline.page(cursor, limit: limit)
         } else {
             let (conversation, target) = try message(arguments, token: token, zone: zone)

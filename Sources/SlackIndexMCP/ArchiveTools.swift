@@ -87,7 +87,9 @@ public final class ArchiveTools: Sendable {
     /// - Complexity: O(log n) by id; O(c) over the c visible conversations by name.
     func conversation(_ reference: String, token: APIToken) throws -> Conversation {
         var name = reference.trimmingCharacters(in: .whitespaces)
-        if name.hasPrefix("<#"), name.hasSuffix(">") { name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" }) }
+        if name.hasPrefix("<#"), name.hasSuffix(">") {
+            name = String(name.dropFirst(2).dropLast().prefix { $0 != "|" })
+        }
         if name.hasPrefix("#") { name.removeFirst() }
         if let listing = try archive.visibleConversation(id: name, to: token) { return listing.conversation }
         let visible = try allVisibleConversations(token)
@@ -96,7 +98,8 @@ public final class ArchiveTools: Sendable {
         if found.isEmpty { found = visible.filter { ClosestNames.startsWith($0.name, name) } }
         if found.count == 1 { return found[0] }
         guard found.isEmpty else {
-            throw ToolError.ambiguousConversation(reference, candidates: found.prefix(10).map { "\($0.displayName) (\($0.id))" })
+            let candidates = found.prefix(10).map { "\($0.displayName) (\($0.id))" }
+            throw ToolError.ambiguousConversation(reference, candidates: candidates)
         }
         throw ToolError.unknownConversation(
             reference, closest: ClosestNames.closest(to: name, among: visible.map(\.displayName)))
@@ -116,7 +119,9 @@ public final class ArchiveTools: Sendable {
     ///
     /// - Throws: `ToolError.missing` without a message, `.unknownConversation`, `.messageNotFound`.
     /// - Complexity: O(log n) plus `conversation(_:token:)`.
-    func message(_ arguments: ToolArguments, token: APIToken, zone: TimeZone) throws -> (Conversation, SlackIndex.Message) {
+    func message(_ arguments: ToolArguments, token: APIToken, zone: TimeZone) throws
+        -> (Conversation, SlackIndex.Message)
+    {
         let example = "\"#general/1714000000.000100\" (a handle from search) or a permalink"
         let point = try arguments.point("message", timeZone: zone, now: now())
         let reference = try point?.conversationID ?? arguments.string("conversation")

@@ -22,38 +22,38 @@ package enum MCPFuzzTarget {
     package static func run(_ input: [UInt8]) -> String? {
         guard let tools else { return "the fuzz archive could not be made" }
         let data = Data(input.prefix(8_192))
-        if let call = try? JSONDecoder().decode([String: Value].self, from: data), let name = call["name"]?.stringValue {
-            return check(name, input: String(decoding: data, as: UTF8.self)) {
-                try tools.call(name, arguments: call["arguments"]?.objectValue)
-            }
-        }
         let text = String(decoding: data, as: UTF8.self)
+        if let call = try? JSONDecoder().decode([String: Value].self, from: data), let name = call["name"]?.stringValue {
+            return check(name, input: text) { try tools.call(name, arguments: call["arguments"]?.objectValue) }
+        }
+        for (what, work) in calls(sending: text, to: tools) {
+            if let finding = check("\(what) with \(String(reflecting: text))", input: text, work) { return finding }
+        }
+        return nil
+    }
+
+    /// `text` as every text argument of every tool (all at once, then each alone: one bad argument would stop a
+    /// call before the others are read), as resource URIs, and as every prompt's arguments.
+    private static func calls(sending text: String, to tools: ArchiveTools) -> [(String, () throws -> String)] {
+        var calls: [(String, () throws -> String)] = []
         for tool in ToolName.allCases {
             let names = tool.arguments.filter { !["limit", "exact"].contains($0) }
-            var arguments = Dictionary(uniqueKeysWithValues: names.map { ($0, Value.string(text)) })
-            if arguments["format"] != nil { arguments["format"] = "full" }
-            if let finding = check("\(tool.rawValue) with \(String(reflecting: text))", input: text, { try tools.call(tool.rawValue, arguments: arguments) }) {
-                return finding
-            }
-            // Each argument alone too: one bad argument would otherwise stop the call before the others are read.
+            var all = Dictionary(uniqueKeysWithValues: names.map { ($0, Value.string(text)) })
+            if all["format"] != nil { all["format"] = "full" }
+            calls.append((tool.rawValue, { try tools.call(tool.rawValue, arguments: all) }))
             for name in names {
-                let single = [name: Value.string(text)]
-                if let finding = check("\(tool.rawValue) \(name)=\(String(reflecting: text))", input: text, { try tools.call(tool.rawValue, arguments: single) }) {
-                    return finding
-                }
+                let one: [String: Value] = [name: .string(text)]
+                calls.append(("\(tool.rawValue) \(name)", { try tools.call(tool.rawValue, arguments: one) }))
             }
         }
         for uri in [text, "slackindex://conversation/\(text)", "slackindex://thread/\(text)"] {
-            if let finding = check("resource \(String(reflecting: uri))", input: text, { try tools.read(uri: uri) }) { return finding }
+            calls.append(("resource \(uri)", { try tools.read(uri: uri) }))
         }
-        for prompt in ArchiveTools.PromptName.allCases {
-            let arguments = ["conversation": text, "after": text, "subject": text, "in": text]
-                .filter { key, _ in ArchiveTools.prompts.contains { $0.name == prompt.rawValue && $0.arguments?.contains { $0.name == key } == true } }
-            if let finding = check("prompt \(prompt.rawValue)", input: text, { try tools.prompt(prompt.rawValue, arguments: arguments) }) {
-                return finding
-            }
+        for prompt in ArchiveTools.prompts {
+            let arguments = Dictionary(uniqueKeysWithValues: (prompt.arguments ?? []).map { ($0.name, text) })
+            calls.append(("prompt \(prompt.name)", { try tools.prompt(prompt.name, arguments: arguments) }))
         }
-        return nil
+        return calls
     }
 
     /// A finding when `work` fails with anything but a `ToolError`, or answers (or explains) with a hidden
@@ -68,7 +68,8 @@ package enum MCPFuzzTarget {
             }
             return nil
         } catch let error as ToolError {
-            return !named && error.description.contains(hiddenName) ? "\(what) named a hidden conversation: \(error)" : nil
+            let leaked = !named && error.description.contains(hiddenName)
+            return leaked ? "\(what) named a hidden conversation: \(error)" : nil
         } catch {
             return "\(what) failed with \(error)"
         }

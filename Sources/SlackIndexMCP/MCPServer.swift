@@ -35,11 +35,13 @@ public enum MCPServer {
         await server.withMethodHandler(ListTools.self) { _ in .init(tools: ArchiveTools.tools) }
         await server.withMethodHandler(CallTool.self) { params in
             do {
-                return .init(content: [.text(text: try tools.call(params.name, arguments: params.arguments), annotations: nil, _meta: nil)], isError: false)
+                let answer = try tools.call(params.name, arguments: params.arguments)
+                return .init(content: [.text(text: answer, annotations: nil, _meta: nil)], isError: false)
             } catch ToolError.unknownTool(let name, let known) {
                 throw MCPError.invalidParams(ToolError.unknownTool(name, known: known).description)
             } catch {
-                return .init(content: [.text(text: String(describing: error), annotations: nil, _meta: nil)], isError: true)
+                let message = String(describing: error)
+                return .init(content: [.text(text: message, annotations: nil, _meta: nil)], isError: true)
             }
         }
         await server.withMethodHandler(ListResources.self) { params in

@@ -45,7 +45,8 @@ struct MessageText {
             lines.append("  reactions: " + extra.reactions.map { ":\($0.name): \($0.count)" }.joined(separator: "  "))
         }
         for file in extra.files {
-            lines.append("  file: " + (file.name ?? file.title ?? file.id ?? "file") + (file.mimetype.map { " (\($0))" } ?? ""))
+            let name = file.name ?? file.title ?? file.id ?? "file"
+            lines.append("  file: " + name + (file.mimetype.map { " (\($0))" } ?? ""))
         }
         if let link = m.permalink { lines.append("  permalink: \(link)") }
         return lines

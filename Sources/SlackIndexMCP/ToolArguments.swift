@@ -76,7 +76,9 @@ struct ToolArguments {
     /// A date as `search` reads it (`2024-05-01`, `may`, `last week`…), checked; nil when absent.
     func date(_ name: String, today: Day) throws -> String? {
         guard let text = try string(name) else { return nil }
-        guard DateExpression.parse(text, today: today) != nil else { throw ToolError.badDate(argument: name, value: text) }
+        guard DateExpression.parse(text, today: today) != nil else {
+            throw ToolError.badDate(argument: name, value: text)
+        }
         return text
     }
 
