@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // Already in AsyncHTTPClient's graph; used for SHA-256 of `serve` tokens.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // The Model Context Protocol's official Swift SDK: `slackindex mcp` (stdio transport, Server API).
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -72,11 +74,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The archive as a Model Context Protocol server for AI assistants (`slackindex mcp`): its own module so
+        // the library stays free of the SDK.
+        .target(
+            name: "SlackIndexMCP",
+            dependencies: ["SlackIndex", .product(name: "MCP", package: "swift-sdk")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "slackindex",
             dependencies: [
                 "SlackIndex",
                 "SlackIndexServer",
+                "SlackIndexMCP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
@@ -88,17 +98,18 @@ let package = Package(
         // The seeded mutation fuzzer over the parsers (`FuzzTarget`): `slackindex-fuzz TARGET SECONDS [SEED]`.
         .executableTarget(
             name: "slackindex-fuzz",
-            dependencies: ["SlackIndex"],
+            dependencies: ["SlackIndex", "SlackIndexMCP"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SlackIndexTests",
             // Depends on the executable so `swift test` builds it for the CLI tests.
             dependencies: [
-                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "slackindex", "CSlackZlib",
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "SlackIndexMCP", "slackindex", "CSlackZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "MCP", package: "swift-sdk"),
             ],
             // Read by path (TestSupport.root), like sample-data: the relevance set's generated export.
             exclude: ["Fixtures"],

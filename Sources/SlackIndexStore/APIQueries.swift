@@ -181,6 +181,17 @@ extension Archive {
         }
     }
 
+    /// Every workspace the archive holds, in the order they were first imported.
+    ///
+    /// - Complexity: O(w) for w workspaces.
+    package func workspaces() throws -> [WorkspaceInfo] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT team_id, name, domain FROM workspace ORDER BY id").map {
+                WorkspaceInfo(teamID: $0["team_id"], name: $0["name"], domain: $0["domain"])
+            }
+        }
+    }
+
     /// The archived JSON of the given messages, with their current reply counts and latest replies.
     ///
     /// - Complexity: O(k log n) for k messages (the latest reply is one seek in `message_thread` per parent), plus

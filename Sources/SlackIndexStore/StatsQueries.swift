@@ -83,17 +83,44 @@ extension Archive {
         try pool.read { db in try Self.messageSpan(conversation: nil, in: db) }
     }
 
+    /// The oldest and newest message times (µs) over the given conversations (row ids), deleted messages included
+    /// as `stats` counts them; nil bounds when they hold no message.
+    ///
+    /// - Complexity: O(c log n) for c conversations: two seeks in `message_history` each.
+    package func messageTimeBounds(conversations rowIDs: Set<Int64>) throws -> (first: Int64?, last: Int64?) {
+        try pool.read { db in
+            var first: Int64?
+            var last: Int64?
+            for id in rowIDs {
+                guard let span = try Self.messageSpan(conversation: id, in: db) else { continue }
+                first = min(first ?? span.first, span.first)
+                last = max(last ?? span.last, span.last)
+            }
+            return (first, last)
+        }
+    }
+
     /// Oldest and newest ts key: the row id is time-ordered (whole archive), or the history index (one conversation).
     private static func messageSpan(conversation: Int64?, in db: Database) throws -> (first: Int64, last: Int64)? {
-        let row = try Row.fetchOne(
-            db,
-            sql: conversation == nil
-                ? """
+        let row: Row?
+        if let conversation {
+            // Two subqueries: SQLite answers a lone min() or max() with one seek, but both in one SELECT scan the
+            // conversation's messages (measured: 190-310 ms for archive facts at 1M, ~65 ms with seeks).
+            row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT (SELECT min(ts_key) FROM message WHERE conversation_id = ?1) AS first,
+                            (SELECT max(ts_key) FROM message WHERE conversation_id = ?1) AS last
+                        """),
+                arguments: [conversation])
+        } else {
+            row = try Row.fetchOne(
+                db,
+                sql: """
                     SELECT (SELECT ts_key FROM message ORDER BY id LIMIT 1) AS first,
                         (SELECT ts_key FROM message ORDER BY id DESC LIMIT 1) AS last
-                    """
-                : "SELECT min(ts_key) AS first, max(ts_key) AS last FROM message WHERE conversation_id = ?",
-            arguments: conversation == nil ? [] : [conversation])
+                    """)
+        }
         guard let first = row?["first"] as Int64?, let last = row?["last"] as Int64? else { return nil }
         return (first, last)
     }

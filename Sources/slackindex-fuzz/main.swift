@@ -1,5 +1,6 @@
 import Foundation
 import SlackIndex
+import SlackIndexMCP
 
 #if canImport(Glibc)
     import Glibc
@@ -11,10 +12,11 @@ import SlackIndex
 // findings are written next to it. See Fuzz/README.md.
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 3, let target = FuzzTarget(rawValue: arguments[1]), let seconds = Double(arguments[2]),
-    seconds >= 0
-else {
-    let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")
+let name = arguments.count > 1 ? arguments[1] : ""
+// The library's targets, and `slackindex mcp`'s tool arguments (a module above the library).
+let run = name == MCPFuzzTarget.name ? MCPFuzzTarget.run : FuzzTarget(rawValue: name).map { $0.run }
+guard arguments.count >= 3, let run, let seconds = Double(arguments[2]), seconds >= 0 else {
+    let names = (FuzzTarget.allCases.map(\.rawValue) + [MCPFuzzTarget.name]).joined(separator: "|")
     FileHandle.standardError.write(Data("usage: slackindex-fuzz \(names) SECONDS [SEED]\n".utf8))
     exit(64)
 }
@@ -22,7 +24,7 @@ let seed = arguments.count > 3 ? UInt64(arguments[3]) ?? 1 : 1
 let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Fuzz")
 var corpus: [[UInt8]] = []
 for folder in ["corpus", "regressions"] {
-    let directory = root.appendingPathComponent(folder).appendingPathComponent(target.rawValue)
+    let directory = root.appendingPathComponent(folder).appendingPathComponent(name)
     // A missing folder is an empty corpus (regressions/TARGET appears with the first crash); one that exists
     // but cannot be listed stops the run rather than fuzzing without its seeds.
     guard FileManager.default.fileExists(atPath: directory.path) else { continue }
@@ -48,7 +50,7 @@ enum CrashInput {
     nonisolated(unsafe) static var buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: (1 << 20) + 1)
     nonisolated(unsafe) static var count = 0
 }
-CrashInput.path = strdup(findings.appendingPathComponent("\(target.rawValue)-crash-\(seed)").path)
+CrashInput.path = strdup(findings.appendingPathComponent("\(name)-crash-\(seed)").path)
 let onCrash: @convention(c) (Int32) -> Void = { signal in
     if let path = CrashInput.path, case let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644),
         descriptor >= 0
@@ -61,19 +63,19 @@ let onCrash: @convention(c) (Int32) -> Void = { signal in
 }
 for signal in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE] { _ = Glibc.signal(signal, onCrash) }
 
-var loop = FuzzLoop(target: target, corpus: corpus, seed: seed)
+var loop = FuzzLoop(corpus: corpus, seed: seed, run: run)
 let report = loop.run(seconds: seconds) { input in
     CrashInput.count = min(input.count, CrashInput.buffer.count)
     for index in 0..<CrashInput.count { CrashInput.buffer[index] = input[index] }
 }
 for (index, finding) in report.findings.enumerated() {
-    let url = findings.appendingPathComponent("\(target.rawValue)-finding-\(seed)-\(index)")
+    let url = findings.appendingPathComponent("\(name)-finding-\(seed)-\(index)")
     try Data(finding.input).write(to: url)
     FileHandle.standardError.write(Data("finding: \(finding.description) (input: \(url.path))\n".utf8))
 }
 let rate = report.seconds > 0 ? Double(report.executions) / report.seconds : 0
 print(
-    #"{"target":"\#(target.rawValue)","seed":\#(seed),"seconds":\#(Int(report.seconds)),"#
+    #"{"target":"\#(name)","seed":\#(seed),"seconds":\#(Int(report.seconds)),"#
         + #""executions":\#(report.executions),"per_second":\#(Int(rate)),"corpus":\#(corpus.count),"#
         + #""findings":\#(report.findings.count),"crashes":0}"#)
 exit(report.findings.isEmpty ? 0 : 1)

@@ -200,11 +200,8 @@ enum Output {
         for row in rows { line(format(row)) }
     }
 
-    /// One line of text without newlines, cut to `width` characters.
-    static func oneLine(_ text: String, width: Int) -> String {
-        let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return flat.count > width ? String(flat.prefix(width - 1)) + "…" : flat
-    }
+    /// One line of text without newlines, cut to `width` characters (`MessageRenderer.oneLine`).
+    static func oneLine(_ text: String, width: Int) -> String { MessageRenderer.oneLine(text, width: width) }
 }
 
 /// A message as the JSON lines of `search` and `history` show it.

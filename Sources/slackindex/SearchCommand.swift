@@ -136,25 +136,10 @@ struct SearchCommand: AsyncParsableCommand {
     /// The query as typed, with the flag filters added as filters (not turned back into text); a flag value the
     /// filter cannot take is searched the way the query would search `name:value`, with its note.
     func parsedQuery(_ engine: SearchEngine, options: SearchOptions) -> SearchQuery {
-        var parsed = engine.parse(query.joined(separator: " "), options: options)
-        let today = Day.today(in: options.timeZone, now: options.now)
         var flags = inConversation.map { ("in", $0) } + from.map { ("from", $0) }
         flags += [after.map { ("after", $0) }, before.map { ("before", $0) }].compactMap { $0 }
         flags += has.map { ("has", $0) }
-        for (name, value) in flags {
-            if let filter = QueryParser.filter(name, value: value, today: today) {
-                parsed.filters.append(filter)
-            } else {
-                let quoted =
-                    value.contains(where: \.isWhitespace)
-                    ? "\"\(value.replacingOccurrences(of: "\"", with: ""))\"" : value
-                let fallback = engine.parse("\(name):\(quoted)", options: options)
-                parsed.terms += fallback.terms
-                parsed.filters += fallback.filters
-                parsed.notes += fallback.notes
-            }
-        }
-        return parsed
+        return engine.parse(query.joined(separator: " "), filters: flags, options: options)
     }
 
     /// The archive, read-only unless --save-remote must write what the remote found; when it cannot be opened for
@@ -264,7 +249,7 @@ struct SearchCommand: AsyncParsableCommand {
             for hit in hits {
                 let m = hit.message
                 // The handle opens the hit in context: `slackindex history HANDLE` (or `thread HANDLE`).
-                let handle = Self.handle(of: m)
+                let handle = m.handle
                 let header =
                     "\(Output.bold(m.conversation, color: color))  \(m.user ?? "unknown")  "
                     + Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone), color: color)
@@ -303,14 +288,6 @@ struct SearchCommand: AsyncParsableCommand {
         }
         if hits.isEmpty { throw ExitCode(ExitStatus.failure) }
         if saveFailed { throw ExitCode(ExitStatus.partial) }
-    }
-
-    /// `#general/1715023066.053223` for a channel, `D0123ABCD/1715023066.053223` for a DM (whose name has spaces):
-    /// what `history` and `thread` take to open the message in context.
-    static func handle(of message: Message) -> String {
-        let name = message.conversation
-        let usable = name.hasPrefix("#") && !name.contains(where: { $0.isWhitespace || $0 == "/" })
-        return "\(usable ? name : message.conversationID)/\(message.ts)"
     }
 }
 

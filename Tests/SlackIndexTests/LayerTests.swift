@@ -42,4 +42,13 @@ import Testing
             }
         }
     }
+
+    /// The MCP SDK stays in its module: the library, the store and `serve` never see it.
+    @Test func onlyTheMCPModuleImportsTheSDK() throws {
+        let files = try Self.sources()
+        #expect(files.contains { $0.target == "SlackIndexMCP" && $0.text.contains("import MCP\n") })
+        for file in files where file.target != "SlackIndexMCP" {
+            #expect(!file.text.contains("import MCP\n"), "\(file.path) imports MCP")
+        }
+    }
 }

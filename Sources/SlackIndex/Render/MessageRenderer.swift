@@ -240,6 +240,14 @@ package struct MessageRenderer {
         return out + rest
     }
 
+    /// One line of text without newlines, cut to `width` characters (an ellipsis ends a cut line).
+    ///
+    /// - Complexity: O(n).
+    package static func oneLine(_ text: String, width: Int) -> String {
+        let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return flat.count > width ? String(flat.prefix(max(0, width - 1))) + "…" : flat
+    }
+
     /// `text` broken at spaces into lines of at most `width` columns (a longer word is cut); continuation lines
     /// start with `continuation` (the quote bar).
     package static func wrap(_ text: String, width: Int, continuation: String) -> [String] {

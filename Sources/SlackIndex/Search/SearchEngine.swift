@@ -118,6 +118,30 @@ public struct SearchEngine: Sendable {
         QueryParser.parse(text, today: Day.today(in: options.timeZone, now: options.now))
     }
 
+    /// Parses `text` with filters given apart from it (`("in", "general")`, as `search --in general` and the MCP
+    /// tool's arguments give them) added as filters, not turned back into text; a value the filter cannot take is
+    /// searched the way the query would search `name:value`, with its note.
+    ///
+    /// - Complexity: O(n) in the text and the filters.
+    package func parse(_ text: String, filters: [(name: String, value: String)], options: SearchOptions) -> SearchQuery {
+        var parsed = parse(text, options: options)
+        let today = Day.today(in: options.timeZone, now: options.now)
+        for (name, value) in filters {
+            if let filter = QueryParser.filter(name, value: value, today: today) {
+                parsed.filters.append(filter)
+            } else {
+                let quoted =
+                    value.contains(where: \.isWhitespace)
+                    ? "\"\(value.replacingOccurrences(of: "\"", with: ""))\"" : value
+                let fallback = parse("\(name):\(quoted)", options: options)
+                parsed.terms += fallback.terms
+                parsed.filters += fallback.filters
+                parsed.notes += fallback.notes
+            }
+        }
+        return parsed
+    }
+
     /// Runs a parsed query; with (almost) no hits, also looks for likelier spellings of its words.
     package func search(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         var results = try searchOnly(query, text: text, options: options)

@@ -15,13 +15,20 @@ package struct FuzzLoop {
         package var findings: [(description: String, input: [UInt8])] = []
     }
 
-    package let target: FuzzTarget
+    /// Runs one input: a finding that is not a crash, or nil (`FuzzTarget.run`, or a target of a module above
+    /// the library, such as `slackindex mcp`'s tool arguments).
+    private let target: ([UInt8]) -> String?
     private let corpus: [[UInt8]]
     private var random: SeededGenerator
 
     /// - Parameter corpus: seed inputs (an empty corpus starts from one empty input).
     package init(target: FuzzTarget, corpus: [[UInt8]], seed: UInt64) {
-        self.target = target
+        self.init(corpus: corpus, seed: seed, run: target.run)
+    }
+
+    /// A loop over any target: `run` gets each input.
+    package init(corpus: [[UInt8]], seed: UInt64, run: @escaping ([UInt8]) -> String?) {
+        target = run
         self.corpus = corpus.isEmpty ? [[]] : corpus
         random = SeededGenerator(seed: seed)
     }
@@ -49,14 +56,14 @@ package struct FuzzLoop {
         let start = ContinuousClock.now
         for input in corpus {
             willRun(input)
-            if let finding = target.run(input) { report.findings.append((finding, input)) }
+            if let finding = target(input) { report.findings.append((finding, input)) }
             report.executions += 1
         }
         while more(report) {
             for _ in 0..<16 {
                 let input = mutated()
                 willRun(input)
-                if let finding = target.run(input), report.findings.count < 100 {
+                if let finding = target(input), report.findings.count < 100 {
                     report.findings.append((finding, input))
                 }
                 report.executions += 1

@@ -53,3 +53,12 @@ package struct TimelinePoint: Sendable, Equatable {
         return parts.count == 1 || ((1...6).contains(parts[1].count) && isDigits(parts[1]))
     }
 }
+
+extension Message {
+    /// `#general/1715023066.053223` for a channel, `D0123ABCD/1715023066.053223` for a DM (whose name has spaces):
+    /// how search hits name a message, and what `TimelinePoint.parse` reads back to open it in context.
+    package var handle: String {
+        let usable = conversation.hasPrefix("#") && !conversation.contains(where: { $0.isWhitespace || $0 == "/" })
+        return "\(usable ? conversation : conversationID)/\(ts)"
+    }
+}
