@@ -12,12 +12,12 @@ cd "$(dirname "$0")/.."
 prefix="${1:-$HOME/.local}"
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
 
-swift build -c release --static-swift-stdlib --product slackindex
+swift build -c release --product slackindex
 binary=.build/release/slackindex
 install -Dm755 "$binary" "$prefix/bin/slackindex"
 
 # The man page, from the command's own help.
-swift build -c release --static-swift-stdlib --product generate-manual
+swift build -c release --product generate-manual
 pages=$(mktemp -d)
 trap 'rm -rf "$pages"' EXIT
 .build/release/generate-manual "$binary" --output-directory "$pages"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures (build first: swift build -c release --static-swift-stdlib) `slackindex sync` against `slackindex serve` on loopback; prints requests vs the minimum.
+# Measures (build first: swift build -c release) `slackindex sync` against `slackindex serve` on loopback; prints requests vs the minimum.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/release/slackindex}

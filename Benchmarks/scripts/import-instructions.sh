@@ -24,7 +24,7 @@ update=false
 if [ "${1:-}" = "--update" ]; then update=true; shift; fi
 bin=${1:-$repo/.build/release/slackindex}
 fail() { echo "import-instructions: $*" >&2; exit 1; }
-[ -x "$bin" ] || fail "no binary at $bin: build it first (swift build -c release --static-swift-stdlib) or name one"
+[ -x "$bin" ] || fail "no binary at $bin: build it first (swift build -c release) or name one"
 for tool in valgrind strip sqlite3 python3; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is missing (apt-get install valgrind binutils sqlite3 python3)"
 done
