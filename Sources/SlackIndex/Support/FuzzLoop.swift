@@ -43,11 +43,8 @@ package struct FuzzLoop {
     /// Runs every corpus input once, then `executions` mutated inputs: the same inputs every time for a seed,
     /// however fast the machine (`FuzzTests`).
     package mutating func run(executions: Int) -> Report {
-        var left = executions
-        return run(while: { _ in
-            left -= 16
-            return left > -16
-        })
+        let total = corpus.count + executions
+        return run(while: { $0.executions < total })
     }
 
     /// The corpus, then mutated inputs in groups of 16 while `more` says so.
