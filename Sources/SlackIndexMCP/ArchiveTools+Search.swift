@@ -39,14 +39,11 @@ extension ArchiveTools {
         options.candidateWindow = max(options.candidateWindow, options.offset + limit + 1)
         let parsed = engine.parse(text, filters: filters, options: options)
         if let unread = parsed.unreadDates.first { throw ToolError.badDate(argument: "query", value: unread) }
+        // The count comes from the prepared search (capped: "N or more" past it).
+        options.countCap = options.offset + ArchiveTools.moreCountCap
         let results = try searched { try engine.search(parsed, text: text, options: options) }
         var total = options.offset + results.hits.count
-        if results.hits.count == limit {
-            total = try searched {
-                let cap = options.offset + ArchiveTools.moreCountCap
-                return try engine.count(parsed, text: text, options: options, cap: cap).0
-            }
-        }
+        if results.hits.count == limit, let counted = results.total { total = counted }
         var lines = try hitLines(results.hits, format: try arguments.format(), zone: zone)
         lines.insert(summary(of: results, text: text, offset: options.offset, total: total), at: 0)
         lines += results.notes.map { "Note: \($0)" }

@@ -20,7 +20,8 @@ public enum MCPViewer: Sendable, Hashable {
 /// search never returns its messages. Independent of the MCP transport (`MCPServer` puts it on stdio), so tests
 /// and the fuzz target call it directly.
 public final class ArchiveTools: Sendable {
-    public let archive: Archive
+    /// The roles the tools read: conversations, users and what the viewer sees; timelines; tokens.
+    package let archive: any Directory & Timelines & TokenStore
     public let viewer: MCPViewer
     let engine: SearchEngine
     let timeline: Timeline
@@ -28,7 +29,7 @@ public final class ArchiveTools: Sendable {
     let now: @Sendable () -> Date
 
     public init(archive: Archive, viewer: MCPViewer, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.archive = archive
+        self.archive = archive.store
         self.viewer = viewer
         engine = SearchEngine(archive: archive)
         timeline = Timeline(archive: archive, maxPages: 256, maxBytes: 16 << 20)

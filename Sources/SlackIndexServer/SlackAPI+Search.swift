@@ -26,8 +26,11 @@ extension SlackAPI {
         var hits: [SearchHit] = []
         var total = 0
         do {
-            hits = try engine.search(page.query, options: page.options).hits
-            if page.exact { total = try engine.count(page.query, options: page.options).0 }
+            var options = page.options
+            if page.exact { options.countCap = Int.max }
+            let results = try engine.search(page.query, options: options)
+            hits = results.hits
+            total = results.total ?? 0
         } catch SearchError.nothingToSearch(_) {
             throw APIFailure(code: "no_query")
         } catch is SearchError {

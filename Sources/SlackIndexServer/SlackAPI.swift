@@ -68,7 +68,8 @@ public struct SlackAPIResponse: Sendable {
 /// user; an admin token sees every conversation. A conversation a token cannot see answers `channel_not_found`,
 /// as Slack does for channels you are not in, and search never returns its messages.
 public final class SlackAPI: Sendable {
-    public let archive: Archive
+    /// The roles the API reads: conversations, users and what a token sees; timelines; the tokens themselves.
+    package let archive: any Directory & Timelines & TokenStore
     public let configuration: SlackAPIConfiguration
     let limiter: RateLimiter
     let engine: SearchEngine
@@ -87,7 +88,7 @@ public final class SlackAPI: Sendable {
     ]
 
     public init(archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration()) {
-        self.archive = archive
+        self.archive = archive.store
         self.configuration = configuration
         engine = SearchEngine(archive: archive)
         searchPool = NIOThreadPool(numberOfThreads: max(1, configuration.searchThreads))

@@ -38,7 +38,7 @@ package struct RawMessage: Sendable, Hashable {
     package var latestReplyDeleted: Bool = false
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// The SQL condition "a token of `userID` (admin or not) may see conversation `c`", and its arguments.
     ///
     /// Public channels are open to every token; private channels, DMs and group DMs only to their members
@@ -54,7 +54,7 @@ extension Archive {
     ///
     /// - Complexity: O(log n + members).
     package func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
-        let (condition, arguments) = Archive.visibility(token)
+        let (condition, arguments) = SQLiteArchive.visibility(token)
         return try pool.read { db in
             try Row.fetchOne(
                 db,
@@ -62,7 +62,7 @@ extension Archive {
                     SELECT \(ConversationColumns.list)
                     FROM conversation c WHERE c.slack_id = ? AND \(condition)
                     """, arguments: [id] + arguments
-            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0["created"]) }
+            ).map { ConversationListing(conversation: SQLiteArchive.conversation($0), created: $0["created"]) }
         }
     }
 
@@ -71,7 +71,7 @@ extension Archive {
     /// - Complexity: O(conversations × members).
     package func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>? {
         guard !token.isAdmin else { return nil }
-        let (condition, arguments) = Archive.visibility(token)
+        let (condition, arguments) = SQLiteArchive.visibility(token)
         return try pool.read { db in
             Set(try Int64.fetchAll(db, sql: "SELECT c.id FROM conversation c WHERE \(condition)", arguments: arguments))
         }
@@ -88,7 +88,7 @@ extension Archive {
         to token: APIToken, kinds: Set<ConversationKind>, excludeArchived: Bool, after afterID: String?, limit: Int
     ) throws -> [ConversationListing] {
         guard !kinds.isEmpty else { return [] }
-        let (condition, visibilityArguments) = Archive.visibility(token)
+        let (condition, visibilityArguments) = SQLiteArchive.visibility(token)
         let kindList = "(" + kinds.map { _ in "?" }.joined(separator: ", ") + ")"
         var arguments: StatementArguments = [afterID ?? ""]
         arguments += StatementArguments(kinds.map(\.rawValue).sorted())
@@ -105,7 +105,7 @@ extension Archive {
                     ORDER BY c.slack_id
                     LIMIT ?
                     """, arguments: arguments
-            ).map { ConversationListing(conversation: Archive.conversation($0), created: $0["created"]) }
+            ).map { ConversationListing(conversation: SQLiteArchive.conversation($0), created: $0["created"]) }
         }
     }
 
@@ -120,7 +120,7 @@ extension Archive {
                     SELECT \(UserColumns.list), team_id, time_zone
                     FROM user WHERE id > ? ORDER BY id LIMIT ?
                     """, arguments: [afterID ?? "", max(0, limit)]
-            ).map(Archive.archivedUserRow)
+            ).map(SQLiteArchive.archivedUserRow)
         }
     }
 
@@ -135,7 +135,7 @@ extension Archive {
                     SELECT \(UserColumns.list), team_id, time_zone
                     FROM user WHERE id = ?
                     """, arguments: [id]
-            ).map(Archive.archivedUserRow)
+            ).map(SQLiteArchive.archivedUserRow)
         }
     }
 
@@ -159,7 +159,7 @@ extension Archive {
                         FROM user WHERE id IN \(list)
                         """, arguments: StatementArguments(chunk))
                 {
-                    out[row["id"]] = Archive.archivedUserRow(row)
+                    out[row["id"]] = SQLiteArchive.archivedUserRow(row)
                 }
             }
             return out
@@ -230,7 +230,7 @@ extension Archive {
                     json: json, isThreadParent: row["is_parent"], replyCount: row["reply_count"],
                     latestReply: row["latest_reply"])
                 if message.isThreadParent {
-                    message.latestReplyDeleted = try Archive.namesDeletedReply(
+                    message.latestReplyDeleted = try SQLiteArchive.namesDeletedReply(
                         json, conversationRowID: row["conversation_id"], threadKey: row["ts_key"], in: db)
                 }
                 out[id] = message
@@ -254,7 +254,7 @@ extension Archive {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Messages kept (not deleted) per conversation row id, as `stats` counts them (`message_count`); conversations
     /// without messages are absent.
     ///

@@ -116,7 +116,7 @@ extension ImportBatch {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Stores an export's workspace, users and conversations in one transaction.
     ///
     /// - Complexity: O(users + conversations) primary-key lookups.
@@ -125,10 +125,10 @@ extension Archive {
     ) throws -> ExportListingsResult {
         try pool.write { db in
             var result = ExportListingsResult(teamID: teamID)
-            let workspaceID = try Archive.upsertWorkspace(teamID: teamID, domain: nil, in: db)
-            (result.usersAdded, result.usersUpdated) = try Archive.upsertUsers(users, in: db)
+            let workspaceID = try SQLiteArchive.upsertWorkspace(teamID: teamID, domain: nil, in: db)
+            (result.usersAdded, result.usersUpdated) = try SQLiteArchive.upsertUsers(users, in: db)
             for input in conversations {
-                let (rowID, outcome) = try Archive.upsertConversation(input, workspaceID: workspaceID, in: db)
+                let (rowID, outcome) = try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db)
                 if let folder = input.folder { result.rowIDsByFolder[folder] = rowID }
                 switch outcome {
                 case .added: result.conversationsAdded += 1
@@ -136,7 +136,7 @@ extension Archive {
                 case .unchanged: result.conversationsUnchanged += 1
                 }
             }
-            result.preexisting = try Archive.conversationsWithMessages(Set(result.rowIDsByFolder.values), in: db)
+            result.preexisting = try SQLiteArchive.conversationsWithMessages(Set(result.rowIDsByFolder.values), in: db)
             return result
         }
     }
@@ -190,14 +190,14 @@ extension Archive {
         }
         try reportingFailure(committed: committed) { try pool.write { db in
             if let domain {
-                _ = try Archive.upsertWorkspace(teamID: listings.teamID, domain: domain, in: db)
+                _ = try SQLiteArchive.upsertWorkspace(teamID: listings.teamID, domain: domain, in: db)
             }
-            _ = try Archive.applyPendingEvents(in: db)
+            _ = try SQLiteArchive.applyPendingEvents(in: db)
             // Replies that arrived earlier through sync pages count for the parents this export brought; in
             // conversations new to the archive, only threads whose replies outnumber their declared count.
-            for rowID in listings.preexisting { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+            for rowID in listings.preexisting { try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, in: db) }
             for (rowID, keys) in replyCounts.threadsToRecount() where !listings.preexisting.contains(rowID) {
-                try Archive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
+                try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
             }
         } }
         _ = checkpointer?.stop()
@@ -206,12 +206,12 @@ extension Archive {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// A failed write told as a `BulkImportFailure`: the archive's path, whether the disk is full, the space free.
     package func failure(_ error: DatabaseError, committed: WriteCounts) -> BulkImportFailure {
         BulkImportFailure(
             committed: committed, path: path, isDiskFull: error.resultCode == .SQLITE_FULL,
-            freeBytes: Archive.freeBytes(besides: path), reason: error.message ?? "\(error.resultCode)")
+            freeBytes: SQLiteArchive.freeBytes(besides: path), reason: error.message ?? "\(error.resultCode)")
     }
 
     /// Gives the connection back to automatic checkpoints and copies the WAL into the archive, truncating it.
@@ -327,7 +327,7 @@ package struct BulkImportSession {
             throw DatabaseError(
                 resultCode: .SQLITE_MISUSE, message: "a batch part that does not follow its earlier part")
         }
-        result.counts.placeholders = try Archive.insertPlaceholders(batch.placeholders, in: db)
+        result.counts.placeholders = try SQLiteArchive.insertPlaceholders(batch.placeholders, in: db)
         // Taken out, so that the writer's changes to the block ids do not copy them.
         let continuing = carried.take()
         var writer = try MessageWriter(db, continuing: continuing ?? PackedBlocks(), counts: take(&carriedCounts))
@@ -352,7 +352,7 @@ package struct BulkImportSession {
         result.indexSeconds = writer.indexSeconds
         uncommitted.add(result.counts)
         for deletion in batch.deletions {
-            try Archive.delete(conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
+            try SQLiteArchive.delete(conversationRowID: deletion.conversationRowID, tsKey: deletion.tsKey, in: db)
         }
         pending += batch.messages.count + batch.deletions.count
         if pending >= commitMessages && !batch.continues { result.checkpointSeconds = try commit() }

@@ -1,14 +1,14 @@
 import GRDB
 
-extension Archive {
+extension SQLiteArchive {
     /// Finds a conversation by Slack id, `#name`, name or export folder name; with `allowingPrefix`, also by the
     /// start of one name (case and accents ignored) when that fits one conversation only.
     ///
     /// - Throws: `StoreError.conversationNotFound` (with the closest names) or `.ambiguousConversation` (listing
     ///   the candidates).
     /// - Complexity: O(log n) by id or name; O(c) over the c conversations for a prefix.
-    public func conversation(named reference: String, allowingPrefix: Bool = false) throws -> Conversation {
-        try pool.read { db in try Archive.conversation(named: reference, in: db, allowingPrefix: allowingPrefix) }
+    package func conversation(named reference: String, allowingPrefix: Bool = false) throws -> Conversation {
+        try pool.read { db in try SQLiteArchive.conversation(named: reference, in: db, allowingPrefix: allowingPrefix) }
     }
 
     static func conversation(named reference: String, in db: Database, allowingPrefix: Bool = false) throws
@@ -61,12 +61,12 @@ extension Archive {
     }
 
     /// Every conversation, by kind then name.
-    public func conversations() throws -> [Conversation] {
+    package func conversations() throws -> [Conversation] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT \(ConversationColumns.list) FROM conversation c ORDER BY c.kind, c.name"
-            ).map(Archive.conversation)
+            ).map(SQLiteArchive.conversation)
         }
     }
 
@@ -78,7 +78,7 @@ extension Archive {
     /// The names of the conversations closest to `name` (which matched none), for "did you mean" hints.
     /// - Complexity: O(conversations).
     package func closestConversationNames(to name: String) throws -> [String] {
-        try pool.read { db in try Archive.closestConversationNames(to: name, in: db) }
+        try pool.read { db in try SQLiteArchive.closestConversationNames(to: name, in: db) }
     }
 
     private static func closestConversationNames(to name: String, in db: Database) throws -> [String] {
@@ -97,7 +97,7 @@ extension Archive {
                     ClosestNames.startsWith(row["name"], prefix)
                         || (row["folder"] as String?).map { ClosestNames.startsWith($0, prefix) } == true
                 }
-                .map(Archive.conversation)
+                .map(SQLiteArchive.conversation)
         }
     }
 
@@ -154,7 +154,7 @@ package struct ConversationSummary: Sendable {
     package var syncInterrupted: Bool
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Every conversation with its counts: channels, private channels, group DMs, DMs, each by name.
     /// - Complexity: O(c log n) for c conversations: counts are kept in `message_count`, dates come from the
     ///   history index.
@@ -177,7 +177,7 @@ extension Archive {
                     """
             ).map { row in
                 ConversationSummary(
-                    conversation: Archive.conversation(row), messages: row["message_count"],
+                    conversation: SQLiteArchive.conversation(row), messages: row["message_count"],
                     firstSeconds: (row["first_key"] as Int64?).map { $0 / 1_000_000 },
                     lastSeconds: (row["last_key"] as Int64?).map { $0 / 1_000_000 }, syncedTS: row["synced_ts"],
                     syncInterrupted: row["interrupted"])

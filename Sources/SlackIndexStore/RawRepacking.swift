@@ -178,7 +178,7 @@ package struct RepackSummary: Sendable, Equatable {
     package var bytesAfter: Int64
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Packs the JSON held in blocks written before text slices again, with them (`RawRepacking`); nil when there
     /// were none. `upgrade` runs it; the archive reads the same either way.
     package func repackOldBlocks(progress: (_ done: Int, _ total: Int) -> Void) throws -> RepackSummary? {

@@ -83,10 +83,11 @@ package struct ResolvedSearch: Sendable {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
 
-    /// Filter conditions over `message m` and their arguments, shared by every plan.
-    private static func conditions(_ s: ResolvedSearch) -> (sql: String, arguments: StatementArguments) {
+    /// Filter conditions over `message m` and their arguments, shared by every plan; `negative` is the MATCH of
+    /// the excluded words when they run apart from the words (a search without words).
+    static func conditions(_ s: ResolvedSearch, negative: String?) -> (sql: String, arguments: StatementArguments) {
         var parts = ["m.is_deleted = 0"]
         var arguments = StatementArguments()
         func list(_ count: Int) -> String { "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")" }
@@ -137,7 +138,7 @@ extension Archive {
             arguments += [name, name.utf8.count + 2, name + "::"]
         }
         if s.inThread { parts.append("m.thread_key IS NOT NULL") }
-        if let negative = FTS5Query.match(s).negative {
+        if let negative {
             parts.append("m.id NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)")
             arguments += [negative]
         }
@@ -145,7 +146,7 @@ extension Archive {
     }
 
     /// The sort-key (id) range of the time bounds (`MessageID.lowerBound`, `upperBound`).
-    private static func sortKeyRange(_ s: ResolvedSearch) -> (Int64, Int64) {
+    static func sortKeyRange(_ s: ResolvedSearch) -> (Int64, Int64) {
         let low = MessageID.lowerBound(atOrAfter: s.lower)
         let high = MessageID.upperBound(before: s.upper)
         return (low, high)
@@ -157,24 +158,24 @@ extension Archive {
     /// is bounded by `limit` for unfiltered queries however common the words are; bm25 is computed only for rows
     /// returned. Date bounds become rowid ranges inside FTS5.
     /// - Complexity: O(limit × log n) without selective filters; up to O(matches) with them.
-    package func searchCandidates(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [SearchCandidate] {
-        let (match, excluded) = FTS5Query.match(s)
-        guard let positive = match else { return [] }
-        let (low, high) = Archive.sortKeyRange(s)
+    func searchCandidates(_ p: SQLitePreparedSearch, newestFirst: Bool, limit: Int) throws -> [SearchCandidate] {
+        guard let positive = p.positive else { return [] }
+        let s = p.search
+        let (low, high) = SQLiteArchive.sortKeyRange(s)
         let order = newestFirst ? "DESC" : "ASC"
         return try pool.read { db in
-            if case .index(let ids) = try Archive.plan(s, db: db) {
-                return try Archive.indexCandidates(
-                    match: positive, rank: (FTS5Query.rankSpec(s), s.variantWeight), excluded: excluded, in: ids,
+            if case .index(let ids) = p.plan {
+                return try SQLiteArchive.indexCandidates(
+                    match: positive, rank: (p.rankSpec, s.variantWeight), excluded: p.negative, in: ids,
                     low: low, high: high, order: order, limit: limit, db: db)
             }
-            let (where_, filterArguments) = Archive.conditions(s)
-            var arguments: StatementArguments = [FTS5Query.rankSpec(s), s.variantWeight, positive, low, high]
+            let (where_, filterArguments) = p.conditions
+            var arguments: StatementArguments = [p.rankSpec, s.variantWeight, positive, low, high]
             arguments += filterArguments
             arguments += [limit]
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT message_fts.rowid AS id, \(Archive.rank) AS bm25, m.ts_key
+                    SELECT message_fts.rowid AS id, \(SQLiteArchive.rank) AS bm25, m.ts_key
                     FROM message_fts CROSS JOIN message m ON m.id = message_fts.rowid
                     WHERE message_fts MATCH ? AND message_fts.rowid >= ? AND message_fts.rowid < ? AND \(where_)
                     ORDER BY message_fts.rowid \(order)
@@ -201,7 +202,8 @@ extension Archive {
         case rows
     }
 
-    /// The plan for `s`, shared by the search and its count so they always filter alike.
+    /// The plan for `s`, shared by the search and its count so they always filter alike (chosen once, when the
+    /// search is prepared).
     static func plan(_ s: ResolvedSearch, db: Database) throws -> SearchPlan {
         if !s.hasRowFilters { return .index(conversations: nil) }
         if s.onlyInConversations, let ids = s.inConversations,
@@ -246,7 +248,7 @@ extension Archive {
         arguments += [limit]
         let statement = try db.cachedStatement(
             sql: """
-                SELECT rowid AS id, \(Archive.rank) AS bm25 FROM message_fts
+                SELECT rowid AS id, \(SQLiteArchive.rank) AS bm25 FROM message_fts
                 WHERE message_fts MATCH ? AND rowid >= ? AND rowid < ? \(filters)
                 ORDER BY rowid \(order) LIMIT ?
                 """)
@@ -281,7 +283,7 @@ extension Archive {
     /// The messages with the given ids, in the given order, with their scores.
     ///
     /// - Complexity: O(k log n) for k ids.
-    package func messages(ids: [(Int64, Double)]) throws -> [(Message, Double)] {
+    func messages(ids: [(Int64, Double)]) throws -> [(message: Message, score: Double)] {
         guard !ids.isEmpty else { return [] }
         return try pool.read { db in
             let list = "(" + ids.map { _ in "?" }.joined(separator: ",") + ")"
@@ -304,8 +306,9 @@ extension Archive {
     ///
     /// - Complexity: O(limit × log n) when the filters are not selective; SQLite picks the index
     ///   (conversation, user or time) that fits the filters.
-    package func filterOnly(_ s: ResolvedSearch, newestFirst: Bool, limit: Int) throws -> [Message] {
-        let (where_, filterArguments) = Archive.conditions(s)
+    func filterOnly(_ p: SQLitePreparedSearch, newestFirst: Bool, limit: Int) throws -> [Message] {
+        let s = p.search
+        let (where_, filterArguments) = p.conditions
         let order = newestFirst ? "DESC" : "ASC"
         var arguments = StatementArguments()
         let range: String
@@ -317,7 +320,7 @@ extension Archive {
             orderBy = "m.ts_key \(order)"
         } else {
             // Otherwise walk the table itself, whose ids are in time order, and stop after `limit` rows.
-            let (low, high) = Archive.sortKeyRange(s)
+            let (low, high) = SQLiteArchive.sortKeyRange(s)
             range = "m.id >= ? AND m.id < ?"
             arguments += [low, high]
             orderBy = "m.id \(order)"
@@ -342,19 +345,19 @@ extension Archive {
     /// How many messages match.
     ///
     /// - Complexity: O(matches).
-    package func searchCount(_ s: ResolvedSearch, cap: Int? = nil) throws -> Int {
-        let (where_, filterArguments) = Archive.conditions(s)
-        let (low, high) = Archive.sortKeyRange(s)
+    func searchCount(_ p: SQLitePreparedSearch, cap: Int?) throws -> Int {
+        let (where_, filterArguments) = p.conditions
+        let (low, high) = SQLiteArchive.sortKeyRange(p.search)
         // With a cap the scan stops at that many matches: "the" on 1M messages counts in 0.6 s, its first 1,000
         // in a few ms.
         let limit = cap.map { " LIMIT \(max(0, $0))" } ?? ""
-        let (match, excluded) = FTS5Query.match(s)
+        let match = p.positive
         return try pool.read { db in
             // The plan `searchCandidates` takes (`iterator in:#product` on 1M messages: 13,662 rows read before,
             // the index alone now).
-            if let positive = match, case .index(let ids) = try Archive.plan(s, db: db) {
-                let (filters, arguments) = Archive.indexFilters(
-                    match: positive, excluded: excluded, in: ids, low: low, high: high)
+            if let positive = match, case .index(let ids) = p.plan {
+                let (filters, arguments) = SQLiteArchive.indexFilters(
+                    match: positive, excluded: p.negative, in: ids, low: low, high: high)
                 return try Int.fetchOne(
                     db,
                     sql: """
@@ -388,20 +391,18 @@ extension Archive {
     /// FTS5 answers a prefix query by merging the doclists of every such word before it can return the newest
     /// match (0.3 s for `valu*` on 1M messages); an OR of the words lets it merge lazily and stop early.
     /// - Complexity: O(w log w) for the w words with the prefix.
-    package func prefixExpansion(_ stem: String, limit: Int) throws -> (words: [String], total: Int) {
-        try pool.read { db in
-            let upper = stem + "\u{10FFFF}"
-            let words = try String.fetchAll(
-                db, sql: "SELECT term FROM message_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?",
-                arguments: [stem, upper, limit])
-            let total =
-                words.count < limit
-                ? words.count
-                : try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM message_vocab WHERE term >= ? AND term < ?",
-                    arguments: [stem, upper]) ?? 0
-            return (words, total)
-        }
+    static func prefixExpansion(_ stem: String, limit: Int, db: Database) throws -> (words: [String], total: Int) {
+        let upper = stem + "\u{10FFFF}"
+        let words = try String.fetchAll(
+            db, sql: "SELECT term FROM message_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?",
+            arguments: [stem, upper, limit])
+        let total =
+            words.count < limit
+            ? words.count
+            : try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM message_vocab WHERE term >= ? AND term < ?",
+                arguments: [stem, upper]) ?? 0
+        return (words, total)
     }
 
     /// How many messages hold each of `words` (index tokens: lowercase, accents folded), for the words the index
@@ -473,7 +474,7 @@ extension Archive {
                     WHERE c.slack_id = ? OR c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE
                     ORDER BY c.id
                     """, arguments: [name, name, name]
-            ).map(Archive.conversation)
+            ).map(SQLiteArchive.conversation)
         }
     }
 }

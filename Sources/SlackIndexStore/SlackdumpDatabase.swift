@@ -24,7 +24,7 @@ package struct SlackdumpDatabase: Sendable {
     package init(path: String) throws {
         var config = Configuration()
         config.readonly = true
-        var location = Archive.readOnlyLocation(path)
+        var location = SQLiteArchive.readOnlyLocation(path)
         var copy: TemporaryCopy?
         if location == path, !Self.mayCreateBeside(path), Self.hasWAL(path) {
             do {

@@ -32,13 +32,13 @@ public struct ArchiveStats: Sendable, Codable {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Counts for the whole archive, or for one conversation.
     ///
     /// The message counts are kept in `message_count` as the archive changes (migration v11), so this reads a row
     /// per conversation, not every message.
     /// - Complexity: O(c + log n) for c conversations; a conversation's posters are O(its messages).
-    public func stats(conversation: Conversation? = nil) throws -> ArchiveStats {
+    package func stats(conversation: Conversation? = nil) throws -> ArchiveStats {
         let size = fileSize
         return try pool.read { db in
             let scope = conversation == nil ? "" : "WHERE conversation_id = \(conversation?.rowID ?? 0)"
@@ -163,10 +163,10 @@ extension Archive {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// The database's bytes: its pages, as this connection sees them (those still in the WAL included, so the same
     /// imports give the same figure whether or not a checkpoint ran; the benchmarks' archive size).
-    @_spi(Benchmarks) public func fileBytes() throws -> Int64 {
+    package func fileBytes() throws -> Int64 {
         try pool.read { db in
             let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 0
             return try (Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0) * pageSize

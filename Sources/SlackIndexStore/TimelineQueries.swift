@@ -70,14 +70,16 @@ extension Archive {
         /// One thread: the parent and its replies.
         case thread(threadKey: Int64)
     }
+}
 
+extension SQLiteArchive {
     /// A page of a conversation, oldest to newest.
     ///
     /// Keyset pagination on `(ts_key, id)` through the `message_key` / `message_thread` indexes: the cost is the
     /// same at any depth (no OFFSET). A position with `rowID == Int64.min`/`max` means "at this time".
     /// - Complexity: O(log n + limit).
     package func page(
-        conversation: Conversation, scope: PageScope = .history, direction: PageDirection,
+        conversation: Conversation, scope: Archive.PageScope = .history, direction: Archive.PageDirection,
         from position: TimelinePosition?, limit: Int, includeDeleted: Bool = false
     ) throws -> [Message] {
         // No transaction around the read: one SELECT is atomic in SQLite, and the BEGIN/COMMIT pair GRDB's `read`
@@ -89,18 +91,8 @@ extension Archive {
         }
     }
 
-    /// A history page (for `Benchmarks/`, which sees only public and SPI declarations).
-    @_spi(Benchmarks) public func historyPage(
-        conversation: Conversation, direction: PageDirection, from position: TimelinePosition?, limit: Int,
-        includeDeleted: Bool = false
-    ) throws -> [Message] {
-        try page(
-            conversation: conversation, scope: .history, direction: direction, from: position, limit: limit,
-            includeDeleted: includeDeleted)
-    }
-
     func page(
-        conversation: Conversation, scope: PageScope, direction: PageDirection, from position: TimelinePosition?,
+        conversation: Conversation, scope: Archive.PageScope, direction: Archive.PageDirection, from position: TimelinePosition?,
         limit: Int, includeDeleted: Bool, in db: Database
     ) throws -> [Message] {
         var arguments: StatementArguments = [conversation.rowID]
@@ -210,7 +202,7 @@ extension Archive {
     /// The `count` messages before position … for OFFSET comparison in benchmarks: the same page read with OFFSET.
     ///
     /// - Complexity: O(offset + limit): why timelines never use it.
-    @_spi(Benchmarks) public func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
+    package func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
         try pool.read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -286,7 +278,7 @@ enum TimelineRows {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// User id → shown name, re-read only when the user table changed (`meta.users_version`, bumped in the same
     /// transaction as every user write, so other processes' writes are seen too).
     ///

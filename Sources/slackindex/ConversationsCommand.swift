@@ -41,7 +41,7 @@ struct ConversationsCommand: ParsableCommand {
     func run() throws {
         let archive = try global.openArchive(.readOnly)
         let wanted = filter.map(Self.folded)
-        let rows = try archive.conversationSummaries().filter { row in
+        let rows = try archive.store.conversationSummaries().filter { row in
             (kind.isEmpty || kind.contains(row.conversation.kind))
                 && (wanted.map { Self.folded(row.conversation.name).contains($0) || row.conversation.id.lowercased().contains($0) } ?? true)
         }

@@ -29,7 +29,7 @@ struct GlobalOptions: ParsableArguments {
     /// to give the old layout's space back (`upgrade` does that itself, `vacuumHint: false`).
     func openArchive(_ access: Archive.Access = .readWrite, vacuumHint: Bool = true) throws -> Archive {
         let archive = try Archive(path: databasePath, access: access)
-        if archive.upgradedOnOpen && vacuumHint {
+        if archive.store.upgradedOnOpen && vacuumHint {
             Output.error(
                 "note: the archive was upgraded for this version; `slackindex upgrade --vacuum` gives the space its "
                     + "old layout took back to the disk.")

@@ -126,7 +126,7 @@ struct HistoryCommand: ParsableCommand {
             }
             let conversation = try archive.conversation(named: name, allowingPrefix: true)
             // A message named by its ts is marked; a thread reply (not in the channel view) opens its thread.
-            let marked = try target.flatMap { $0.ts == nil ? nil : try archive.message(conversation: conversation, tsKey: $0.tsKey) }
+            let marked = try target.flatMap { $0.ts == nil ? nil : try archive.store.message(conversation: conversation, tsKey: $0.tsKey) }
             if let marked, !marked.flags.contains(.topLevel), let threadTS = marked.threadTS {
                 Output.error("note: \(marked.ts) is a reply in a thread; showing the thread around it.")
                 let thread = try timeline.thread(
@@ -243,7 +243,7 @@ struct PagePrinter {
     func print(_ opened: OpenedPage) throws {
         let page = opened.page
         if options.json {
-            let details = try archive.details(of: page.messages.map(\.rowID))
+            let details = try archive.store.details(of: page.messages.map(\.rowID))
             for m in page.messages {
                 var line = MessageJSON(message: m, details: details[m.rowID] ?? MessageDetails())
                 if m.tsKey == opened.marked { line.isTarget = true }
@@ -256,7 +256,7 @@ struct PagePrinter {
         let title = opened.isThread ? "thread in \(name)" : name
         Output.line(Output.bold(title) + (page.conversation.topic.map { "  " + Output.dim($0) } ?? ""))
         if page.messages.isEmpty { Output.line(Output.dim("(no messages)")) }
-        let details = options.compact ? [:] : try archive.details(of: page.messages.map(\.rowID))
+        let details = options.compact ? [:] : try archive.store.details(of: page.messages.map(\.rowID))
         let renderer = try renderer(for: page.messages)
         for m in page.messages {
             // With a marked message every line gets a two-character gutter, the target an arrow in it.
@@ -325,7 +325,7 @@ struct PagePrinter {
                 }
             }
         }
-        renderer.userNames = try archive.archivedUsers(ids: users).mapValues(\.user.bestName)
+        renderer.userNames = try archive.store.archivedUsers(ids: users).mapValues(\.user.bestName)
         for id in conversations.prefix(100) {
             // An id the archive does not know stays an id.
             if let found = try? archive.conversation(named: id) { renderer.conversationNames[id] = found.name }

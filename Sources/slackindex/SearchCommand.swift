@@ -181,7 +181,12 @@ struct SearchCommand: AsyncParsableCommand {
             if total == 0 { throw ExitCode(ExitStatus.failure) }
             return
         }
+        let format = json ? .json : format
+        // Text output says how many matched when a page is full: the same prepared search counts them, capped at
+        // 1,000 so a common word costs milliseconds, not a count of the whole index.
+        let cap = 1_000
         let hits: [SearchHit]
+        var total: Int?
         var partial: Bool?
         var saveFailed = false
         var suggestions: [WordSuggestion] = []
@@ -208,17 +213,19 @@ struct SearchCommand: AsyncParsableCommand {
             hits = results.hits
             partial = results.partial
         } else {
-            var results = try engine.search(parsed, text: text, options: options)
+            var local = options
+            if format == .text { local.countCap = cap }
+            var results = try engine.search(parsed, text: text, options: local)
             if fix, !results.suggestions.isEmpty {
                 let corrected = engine.corrected(parsed, with: results.suggestions)
                 Output.error("Searched for '\(corrected.slackSyntax)' instead (--fix).")
-                results = try engine.search(corrected, text: corrected.slackSyntax, options: options)
+                results = try engine.search(corrected, text: corrected.slackSyntax, options: local)
             }
             for note in results.notes { Output.error("note: \(note)") }
             hits = results.hits
+            total = results.total
             suggestions = results.suggestions
         }
-        let format = json ? .json : format
         switch format {
         case .json:
             for hit in hits {
@@ -275,11 +282,7 @@ struct SearchCommand: AsyncParsableCommand {
                 Output.error("Did you mean: \(corrected)?  [\(words.joined(separator: ", "))]; --fix searches it.")
             }
         }
-        if hits.count == limit, partial == nil, format == .text {
-            // One more query, capped: it stops at 1,000 matches, so a common word costs milliseconds, not a
-            // count of the whole index.
-            let cap = 1_000
-            let total = try engine.count(parsed, text: text, options: options, cap: cap).0
+        if hits.count == limit, let total {
             if total >= cap {
                 Output.error("\(Output.count(hits.count)) of \(Output.count(cap)) or more shown; --count for how many.")
             } else if total > hits.count {

@@ -108,7 +108,7 @@ extension TokenCommand {
     ///
     /// - Throws: `SearchError.unknownUser` (with the closest handles) or `.ambiguousUser`.
     static func userID(_ value: String, in archive: Archive) throws -> String {
-        if try archive.archivedUsers(ids: [value])[value] != nil { return value }
+        if try archive.store.archivedUsers(ids: [value])[value] != nil { return value }
         return try SearchEngine(archive: archive).userID(named: value)
     }
 }

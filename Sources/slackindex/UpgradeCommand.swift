@@ -51,13 +51,13 @@ struct UpgradeCommand: ParsableCommand {
         let archive = try global.openExistingArchive(vacuumHint: false)
         let repacked = try repack(archive)
         // A damaged message left in an old block is found again by every run: only moving some counts as upgrading.
-        let upgraded = archive.upgradedOnOpen || (repacked?.messages ?? 0) > 0
+        let upgraded = archive.store.upgradedOnOpen || (repacked?.messages ?? 0) > 0
         if (upgraded || vacuum) && !noVacuum {
             Output.error(
                 upgraded
                     ? "Upgraded; giving the space the old layout took back to the disk…"
                     : "Giving the file's free space back to the disk…")
-            let reclaimed = try archive.reclaimFreeSpace()
+            let reclaimed = try archive.store.reclaimFreeSpace()
             if reclaimed > 0 {
                 let change =
                     if let sizeBefore, let sizeAfter = Self.fileSize(path) {
@@ -78,7 +78,7 @@ struct UpgradeCommand: ParsableCommand {
     /// Packs the JSON of blocks written before text slices again, with progress on stderr; nil when there were none.
     private func repack(_ archive: Archive) throws -> RepackSummary? {
         let line = StatusLine(enabled: true, terminalInterval: 0.5)
-        let summary = try archive.repackOldBlocks { done, total in
+        let summary = try archive.store.repackOldBlocks { done, total in
             guard total > 0, line.due() else { return }
             line.show("Repacking stored JSON: \(done * 100 / total)% (\(Output.count(done)) of \(Output.count(total)))")
         }

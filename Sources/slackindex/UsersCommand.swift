@@ -44,7 +44,7 @@ struct UsersCommand: ParsableCommand {
         var found: [User] = []
         var after: String?
         while true {
-            let page = try archive.usersPage(after: after, limit: 500)
+            let page = try archive.store.usersPage(after: after, limit: 500)
             found += page.map(\.user).filter { user in
                 guard let wanted else { return true }
                 return [user.handle, user.realName, user.displayName, user.id].compactMap { $0 }

@@ -129,7 +129,7 @@ import Testing
     /// writable connection and content that is stored as indexed, so it runs here on a copy made so).
     @Test func theIndexChecksumAgreesWithSQLitesIntegrityCheck() throws {
         let archive = try Self.sampleWithPages()
-        let agreement = try archive.indexAgreement()
+        let agreement = try archive.store.indexAgreement()
         #expect(agreement.agrees && agreement.indexSum != 0)
         try archive.pool.write { db in
             // The content SQLite reads: search text in full, and only the messages indexed (not the deleted ones).

@@ -108,7 +108,7 @@ extension DumpLayoutTests {
         #expect(summary.recognised == ["API pages": 1, "id maps": 2])
         #expect(try archive.conversation(named: "general").id == "C0VFAZVVNIR")
         #expect(try archive.conversation(named: "secret").kind == .private)
-        #expect(try archive.users(matching: "ann").map(\.id) == ["U0AAAAAAAA1"])
+        #expect(try archive.store.users(matching: "ann").map(\.id) == ["U0AAAAAAAA1"])
         // An export names them for real; the map, imported again, changes nothing.
         let export = try TestSupport.writeExport([
             "users.json": #"[{"id": "U0AAAAAAAA1", "name": "annie"}]"#,
@@ -118,7 +118,7 @@ extension DumpLayoutTests {
         let again = Importer(archive: archive).importPaths([root.path])
         #expect(again.conversationsUpdated == 0 && again.placeholderUsers == 0, "\(again)")
         #expect(try archive.conversation(named: "town-square").id == "C0VFAZVVNIR")
-        #expect(try archive.users(matching: "annie").map(\.id) == ["U0AAAAAAAA1"])
+        #expect(try archive.store.users(matching: "annie").map(\.id) == ["U0AAAAAAAA1"])
     }
 
     @Test func theMessagesChannelFieldWinsOverTheFolderAndTheFlagOverBoth() throws {
@@ -147,7 +147,7 @@ extension DumpLayoutTests {
         let pages = try archive.pool.read { db in
             try Int.fetchOne(db, sql: "PRAGMA page_count")! - Int.fetchOne(db, sql: "PRAGMA freelist_count")!
         }
-        try archive.limitSizeForTesting(pages: pages)
+        try archive.store.limitSizeForTesting(pages: pages)
         let importer = Importer(archive: archive, commitMessages: 100)
         let stopped = importer.importPaths([path])
         // Stopped with the documented message and what was committed, not a skipped file (issue 47's D6).
@@ -155,7 +155,7 @@ extension DumpLayoutTests {
         #expect(stopped.skippedFiles.isEmpty, "\(stopped.skippedFiles)")
         #expect(try archive.stats().messages < 1_203)
         #expect(try archive.stats().messages == stopped.messagesAdded)
-        try archive.limitSizeForTesting(pages: nil)
+        try archive.store.limitSizeForTesting(pages: nil)
         let again = importer.importPaths([path])
         #expect(!again.hasSkips, "\(again.skippedFiles)")
         #expect(try archive.stats().messages == 1_203)

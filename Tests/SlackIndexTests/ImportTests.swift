@@ -26,7 +26,7 @@ import Testing
         if raw {
             let ids: [Int64] = messages.map { $0["id"] }
             for start in stride(from: 0, to: ids.count, by: 500) {
-                for (id, message) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+                for (id, message) in try archive.store.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
                     raws[id] = message.json
                 }
             }
@@ -224,7 +224,7 @@ import Testing
         }
         #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
         let upgraded = try Archive(path: path)
-        #expect(upgraded.upgradedOnOpen)
+        #expect(upgraded.store.upgradedOnOpen)
         try IndexOracle.expectExact(upgraded)
         // Nothing lost: the migration leaves the index as it is (a stray entry, which a rebuild would drop, stays).
         let sentinel = try #require(
@@ -237,7 +237,7 @@ import Testing
         }
         let before = try indexPages(upgraded)
         let again = try Archive(path: path)
-        #expect(!again.upgradedOnOpen, "nothing to give back to the disk")
+        #expect(!again.store.upgradedOnOpen, "nothing to give back to the disk")
         #expect(try indexPages(again) == before)
         #expect(try SearchEngine(archive: again).search("zzsentinel").hits.count == 1)
     }

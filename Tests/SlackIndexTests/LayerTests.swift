@@ -43,6 +43,33 @@ import Testing
         }
     }
 
+    /// Above the store, code holds the archive's roles (`ArchiveStore`, `SearchIndex`, …), never a backend: the
+    /// SQLite types are named only inside the store, and only `Archive.init` (the one factory) opens one.
+    @Test func backendsAreNamedOnlyByTheFactory() throws {
+        let files = try Self.sources()
+        let backendTypes = try Self.backendTypes(in: files)
+        #expect(backendTypes.contains("SQLiteArchive") && backendTypes.contains("SQLitePreparedSearch"))
+        for file in files where file.target != "SlackIndexStore" {
+            for name in backendTypes {
+                #expect(!file.text.contains(name), "\(file.path) names the backend type \(name)")
+            }
+        }
+        let opening = files.filter { $0.text.contains("SQLiteArchive(path:") }.map(\.path)
+        #expect(opening.count == 1 && opening[0].hasSuffix("Sources/SlackIndexStore/Archive.swift"), "\(opening)")
+    }
+
+    /// The types the store declares with an `SQLite` prefix (the SQLite backend's own).
+    static func backendTypes(in files: [(target: String, path: String, text: String)]) throws -> Set<String> {
+        let declaration = try Regex(#"(?:class|struct|enum|protocol|actor) (SQLite[A-Za-z]+)"#)
+        var names: Set<String> = []
+        for file in files where file.target == "SlackIndexStore" {
+            for match in file.text.matches(of: declaration) {
+                if let name = match.output[1].substring { names.insert(String(name)) }
+            }
+        }
+        return names
+    }
+
     /// The MCP SDK stays in its module: the library, the store and `serve` never see it.
     @Test func onlyTheMCPModuleImportsTheSDK() throws {
         let files = try Self.sources()

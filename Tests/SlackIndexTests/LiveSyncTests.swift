@@ -209,7 +209,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
         let pages = try await target.pool.read { db in
             try Int.fetchOne(db, sql: "PRAGMA page_count")! - Int.fetchOne(db, sql: "PRAGMA freelist_count")!
         }
-        try target.limitSizeForTesting(pages: pages + 40)
+        try target.store.limitSizeForTesting(pages: pages + 40)
         let stopped = try await Self.sync(target, from: server, token: token)
         // A summary with what was committed, not an error that loses it (issue 47).
         #expect(stopped.stopped?.contains("is full") == true, "\(stopped)")
@@ -217,7 +217,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
         let total = try source.stats().messages
         #expect(held > 0 && held < total, "\(held) of \(total) messages held")
         #expect(stopped.messagesAdded == held)
-        try target.limitSizeForTesting(pages: nil)
+        try target.store.limitSizeForTesting(pages: nil)
         let finished = try await Self.sync(target, from: server, token: token)
         await server.stop()
         #expect(finished.stopped == nil)
@@ -247,8 +247,8 @@ final class FaultInjector: RouterMiddleware, Sendable {
             if ts > 1_719_792_000, !targetRows.contains(key) { Issue.record("\(key) missing after the second sync") }
         }
         // The counts `stats` reads are kept exact by sync's writes too, on both sides.
-        #expect(try target.keptMessageCounts() == target.recountedMessageCounts())
-        #expect(try source.keptMessageCounts() == source.recountedMessageCounts())
+        #expect(try target.store.keptMessageCounts() == target.store.recountedMessageCounts())
+        #expect(try source.store.keptMessageCounts() == source.store.recountedMessageCounts())
     }
 
     static func deltaNewMessages(_ conversationID: String) throws -> Int {
@@ -286,7 +286,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
         let task = Task { try await Self.sync(target, from: server, token: token) }
         victim.withLock { $0 = task }
         await #expect(throws: CancellationError.self) { try await task.value }
-        let runsInProgress = try target.conversations().filter { try target.syncRun(conversationRowID: $0.rowID) != nil }
+        let runsInProgress = try target.conversations().filter { try target.store.syncRun(conversationRowID: $0.rowID) != nil }
         let resumed = try await Self.sync(target, from: server, token: token)
         await server.stop()
         try Self.expectSameMessages(target, reference)
@@ -295,7 +295,7 @@ final class FaultInjector: RouterMiddleware, Sendable {
         // The resumed run asks only for what it lacks: no history page comes back with stored messages.
         #expect(resumed.historyRefetched == 0)
         #expect(resumed.resumed == runsInProgress.count)
-        #expect(try target.conversations().allSatisfy { try target.syncRun(conversationRowID: $0.rowID) == nil })
+        #expect(try target.conversations().allSatisfy { try target.store.syncRun(conversationRowID: $0.rowID) == nil })
     }
 
     @Test func threadsSkippedWithNoThreadsAreFetchedByTheNextSync() async throws {
@@ -316,13 +316,13 @@ final class FaultInjector: RouterMiddleware, Sendable {
         let archive = try TestSupport.makeArchive()
         _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: days).path)
         let general = try archive.conversation(named: "C1")
-        #expect(try archive.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
+        #expect(try archive.store.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
         let hit = RemoteHit(
             conversationID: "C1", conversationName: "general", ts: "1700000500.000100", userID: "U1", username: "ann",
             text: "found remotely", snippet: "found remotely")
         #expect(try Importer(archive: archive).storeRemoteHits([hit]) == 1)
         // Messages between the export and the saved hit are still to fetch.
-        #expect(try archive.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
+        #expect(try archive.store.syncCheckpoint(conversationRowID: general.rowID) == "1700000000.000100")
     }
 
     @Test func aRefusedCursorOnResumeContinuesBelowWhatIsStored() async throws {
@@ -336,9 +336,9 @@ final class FaultInjector: RouterMiddleware, Sendable {
         victim.withLock { $0 = task }
         _ = try? await task.value
         await first.stop()
-        let stopped = try target.conversations().filter { try target.syncRun(conversationRowID: $0.rowID) != nil }
+        let stopped = try target.conversations().filter { try target.store.syncRun(conversationRowID: $0.rowID) != nil }
         try #require(stopped.count == 1)
-        let saved = try target.syncRun(conversationRowID: stopped[0].rowID)
+        let saved = try target.store.syncRun(conversationRowID: stopped[0].rowID)
         try #require(saved?.cursor != nil)
 
         // The server no longer accepts that cursor (cursors expire): the run goes on with `latest` = its low ts.

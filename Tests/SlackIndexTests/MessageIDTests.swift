@@ -169,7 +169,7 @@ import Testing
         #expect(oldIDs.count > 3_000 && oldIDs.allSatisfy { $0 > 1 << 56 }, "microsecond ids before")
         #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
         let upgraded = try Archive(path: path)
-        #expect(upgraded.upgradedOnOpen)
+        #expect(upgraded.store.upgradedOnOpen)
         #expect(try ImportTests.dump(upgraded) == before, "the same rows, ids, reactions and files")
         for (query, expected) in zip(searches, hitsBefore) {
             let hits = try SearchEngine(archive: upgraded).search(query, options: Self.newestFirst)
@@ -187,7 +187,7 @@ import Testing
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM message_vocab") ?? 0 > 1_000)
         }
         try IndexOracle.expectExact(upgraded)
-        #expect(try Archive(path: path).upgradedOnOpen == false)
+        #expect(try Archive(path: path).store.upgradedOnOpen == false)
     }
 
     /// Messages of one millisecond (and of one ts in two conversations) renumbered by the migration keep their

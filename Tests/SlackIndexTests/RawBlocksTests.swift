@@ -187,7 +187,7 @@ import Testing
             let tss = objects.compactMap { $0["ts"] as? String }
             let unique = Set(tss.filter { ts in tss.filter { $0 == ts }.count == 1 })
             let ids = try Self.messageIDsByTS(in: archive, folder: folder)
-            let raws = try archive.rawMessages(ids: Array(ids.values))
+            let raws = try archive.store.rawMessages(ids: Array(ids.values))
             for var object in objects {
                 guard let ts = object["ts"] as? String, unique.contains(ts), object["subtype"] == nil,
                     let id = ids[ts]
@@ -223,7 +223,7 @@ import Testing
                 db, sql: "SELECT id, raw FROM message WHERE raw_block IS NULL AND edited_key > 0 LIMIT 20")
         }
         #expect(!edited.isEmpty)
-        let raws = try archive.rawMessages(ids: edited.map { $0["id"] })
+        let raws = try archive.store.rawMessages(ids: edited.map { $0["id"] })
         for row in edited {
             let raw: String = row["raw"]
             #expect(!raw.isEmpty && raws[row["id"]]?.json == raw)
@@ -246,7 +246,7 @@ import Testing
         let rows = try archive.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, ts, raw, raw_block FROM message ORDER BY ts_key")
         }
-        let raws = try archive.rawMessages(ids: rows.map { $0["id"] })
+        let raws = try archive.store.rawMessages(ids: rows.map { $0["id"] })
         #expect(rows.count == 2)
         for row in rows {
             let ts: String = row["ts"]
@@ -273,7 +273,7 @@ import Testing
         }
         #expect(packed * 10 > total * 8, "\(packed) of \(total) packed (edits applied as updates stay inline)")
         let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message LIMIT 400") }
-        for (_, raw) in try archive.rawMessages(ids: ids) {
+        for (_, raw) in try archive.store.rawMessages(ids: ids) {
             #expect((try? JSONSerialization.jsonObject(with: Data(raw.json.utf8))) is [String: Any])
         }
     }
@@ -297,7 +297,7 @@ import Testing
         let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message") }
         var raws: [Int64: String] = [:]
         for start in stride(from: 0, to: ids.count, by: 500) {
-            for (id, raw) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+            for (id, raw) in try archive.store.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
                 raws[id] = raw.json
             }
         }
@@ -387,7 +387,7 @@ import Testing
         }
         #expect(try ImportTests.dump(Archive(path: path, access: .readOnly)) == before)
         let finished = try Archive(path: path)
-        #expect(finished.upgradedOnOpen)
+        #expect(finished.store.upgradedOnOpen)
         #expect(try ImportTests.dump(finished) == before)
         let (unpacked, pending) = try finished.pool.read { db in
             (
@@ -396,7 +396,7 @@ import Testing
             )
         }
         #expect(unpacked == 0 && pending == 0)
-        #expect(try Archive(path: path).upgradedOnOpen == false)
+        #expect(try Archive(path: path).store.upgradedOnOpen == false)
     }
 
     /// A damaged block is reported as damage (what `serve` turns into an error), never a crash or a wrong message.
@@ -412,21 +412,21 @@ import Testing
                     WHERE id = (SELECT raw_block FROM message WHERE id = ?)
                     """, arguments: [id])
         }
-        #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [id]) }
+        #expect(throws: ArchiveDamage.self) { try archive.store.rawMessages(ids: [id]) }
         try archive.pool.write { db in
             try db.execute(sql: "UPDATE message SET raw_at = -5 WHERE id = ?", arguments: [id])
         }
-        #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [id]) }
+        #expect(throws: ArchiveDamage.self) { try archive.store.rawMessages(ids: [id]) }
         // A packed message whose JSON had its "user" cut, in a row that lost its user: damage, not a guess.
         let other = try archive.pool.read { db in
             try Int64.fetchOne(
                 db, sql: "SELECT max(id) FROM message WHERE user_id IS NOT NULL AND raw_block IS NOT NULL")
         }
         let victim = try #require(other)
-        #expect(try archive.rawMessages(ids: [victim])[victim]?.json.contains("\"user\":") == true)
+        #expect(try archive.store.rawMessages(ids: [victim])[victim]?.json.contains("\"user\":") == true)
         try archive.pool.write { db in
             try db.execute(sql: "UPDATE message SET user_id = NULL WHERE id = ?", arguments: [victim])
         }
-        #expect(throws: ArchiveDamage.self) { try archive.rawMessages(ids: [victim]) }
+        #expect(throws: ArchiveDamage.self) { try archive.store.rawMessages(ids: [victim]) }
     }
 }

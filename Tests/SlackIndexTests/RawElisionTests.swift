@@ -244,7 +244,7 @@ import Testing
         var compared = 0
         for folder in folders {
             let ids = try RawBlocksTests.messageIDsByTS(in: archive, folder: folder)
-            let raws = try archive.rawMessages(ids: Array(ids.values))
+            let raws = try archive.store.rawMessages(ids: Array(ids.values))
             let directory = TestSupport.sampleFolder + "/" + folder
             for day in try FileManager.default.contentsOfDirectory(atPath: directory) where day.hasSuffix(".json") {
                 let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/" + day)))

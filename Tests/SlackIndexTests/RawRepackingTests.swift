@@ -98,7 +98,7 @@ import Testing
             .filter { !damaged.contains($0) }
         var out: [Int64: String] = [:]
         for start in stride(from: 0, to: ids.count, by: 500) {
-            for (id, message) in try archive.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
+            for (id, message) in try archive.store.rawMessages(ids: Array(ids[start..<min(start + 500, ids.count)])) {
                 out[id] = message.json
             }
         }

@@ -43,7 +43,7 @@ import Testing
     }
 
     /// Word families of the archive: a plain word of 4+ letters and those of its `s`/`ed`/`ing` forms it holds.
-    static func families(_ archive: Archive, limit: Int) throws -> [[String]] {
+    static func families(_ archive: any SearchIndex, limit: Int) throws -> [[String]] {
         let vocabulary = try archive.indexWords(documents: 1...Int.max, mostFrequentFirst: true)
         let known = Set(vocabulary)
         var families: [[String]] = []
@@ -146,7 +146,7 @@ import Testing
     func nameLookups(corpus index: Int) throws {
         let corpus = try Self.corpora[index].get()
         let engine = corpus.engine
-        let users = try engine.archive.pool.read { db in
+        let users = try (engine.archive as! SQLiteArchive).pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(UserColumns.list) FROM user ORDER BY id").map(UserColumns.user)
         }.filter { !$0.isPlaceholder && !$0.isBot }
         let handles = users.map(\.handle)

@@ -451,7 +451,7 @@ extension ReliabilityTests {
     @Test func aFullDiskStopsTheImportWithWhatWasCommitted() throws {
         let archive = try TestSupport.makeArchive()
         let pagesBefore = archive.fileSize / 16_384
-        try archive.limitSizeForTesting(pages: Int(pagesBefore) + 60)
+        try archive.store.limitSizeForTesting(pages: Int(pagesBefore) + 60)
         let importer = Importer(archive: archive, batchSize: 100, commitMessages: 200)
         let summary = try importer.importExport(at: TestSupport.sampleFolder)
         let stopped = try #require(summary.stopped)
@@ -462,7 +462,7 @@ extension ReliabilityTests {
         #expect(stored > 0 && stored < 3_000)
         // The failed batch's rows went with its transaction: what stays is indexed exactly.
         try IndexOracle.expectExact(archive)
-        try archive.limitSizeForTesting(pages: nil)
+        try archive.store.limitSizeForTesting(pages: nil)
         let again = try importer.importExport(at: TestSupport.sampleFolder)
         #expect(again.stopped == nil)
         #expect(again.messagesAdded == 3_000 - stored)

@@ -247,12 +247,12 @@ private let endToEndCases: [EndToEndCase] = [
     /// it.
     @Test func conversationsMatchingANameReadAsListed() throws {
         let archive = try TestSupport.sampleArchive()
-        let listed = try archive.conversationSummaries().map(\.conversation)
+        let listed = try archive.store.conversationSummaries().map(\.conversation)
         #expect(listed.count > 5 && listed.allSatisfy { $0.workspaceDomain == "acme" })
         for conversation in listed {
-            #expect(try archive.conversations(matching: conversation.id) == [conversation])
+            #expect(try archive.store.conversations(matching: conversation.id) == [conversation])
             if !conversation.name.isEmpty {
-                #expect(try archive.conversations(matching: conversation.name.uppercased()).contains(conversation))
+                #expect(try archive.store.conversations(matching: conversation.name.uppercased()).contains(conversation))
             }
         }
     }

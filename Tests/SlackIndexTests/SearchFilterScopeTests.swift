@@ -23,7 +23,7 @@ import Testing
                         """)
             })
         let engine = SearchEngine(archive: archive)
-        #expect(try archive.directMessages(with: try engine.userID(named: handle), me: nil).isEmpty)
+        #expect(try archive.store.directMessages(with: try engine.userID(named: handle), me: nil).isEmpty)
         let (count, notes) = try engine.count(engine.parse("in:@\(handle)", options: SearchOptions()), text: "in:@\(handle)", options: SearchOptions())
         #expect(count == 0)
         #expect(notes.contains { $0.contains("No direct message with \(handle)") }, "\(notes)")

@@ -61,7 +61,7 @@ import Testing
 
     static func archiveWithConversation() throws -> (Archive, Int64) {
         let archive = try TestSupport.makeArchive()
-        let listings = try archive.storeExportListings(
+        let listings = try archive.store.storeExportListings(
             teamID: "T1", users: [],
             conversations: [ConversationInput(slackID: "C1", kind: .channel, name: "one", folder: "one")])
         return (archive, try #require(listings.rowIDsByFolder["one"]))
@@ -71,7 +71,7 @@ import Testing
         _ batches: [ImportBatch], into archive: Archive, commitMessages: Int = 3
     ) throws -> [WriteCounts] {
         var counts: [WriteCounts] = []
-        try archive.bulkImport(ExportListingsResult(teamID: "T1"), commitMessages: commitMessages) { session in
+        try archive.store.bulkImport(ExportListingsResult(teamID: "T1"), commitMessages: commitMessages) { session in
             for batch in batches { counts.append(try session.write(batch).counts) }
         }
         return counts
@@ -145,7 +145,7 @@ import Testing
         #expect(counts.stored == counts.counted && counts.stored.count == 1)
         // The blocks its messages point into are stored: every message reads back.
         let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM message") }
-        let raws = try archive.rawMessages(ids: ids)
+        let raws = try archive.store.rawMessages(ids: ids)
         #expect(ids.count == sent && sent > 4)
         #expect(ids.allSatisfy { raws[$0]?.json.contains("part message") == true })
         try IndexOracle.expectExact(archive)

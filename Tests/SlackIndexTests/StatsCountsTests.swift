@@ -11,18 +11,18 @@ import Testing
         let archive = try TestSupport.makeArchive()
         #expect(try archive.stats().messages == 0)
         _ = try Importer(archive: archive).importExport(at: TestSupport.sampleZip)
-        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+        #expect(try archive.store.keptMessageCounts() == archive.store.recountedMessageCounts())
         #expect(try archive.stats().messages == 3_000)
 
         // Sync pages: new messages, replies that make parents threads, edits, deletions, reactions.
         let pages = Importer(archive: archive).importPaths([TestSupport.samplePages])
         #expect(pages.skippedFiles.isEmpty)
-        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+        #expect(try archive.store.keptMessageCounts() == archive.store.recountedMessageCounts())
         // Everything again (unchanged), then the export over the pages (older versions: unchanged).
         _ = Importer(archive: archive).importPaths([TestSupport.samplePages, TestSupport.sampleFolder])
-        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+        #expect(try archive.store.keptMessageCounts() == archive.store.recountedMessageCounts())
 
-        let counts = try archive.recountedMessageCounts().values.reduce([0, 0, 0, 0]) { zip($0, $1).map(+) }
+        let counts = try archive.store.recountedMessageCounts().values.reduce([0, 0, 0, 0]) { zip($0, $1).map(+) }
         let stats = try archive.stats()
         #expect([stats.messages, stats.deletedMessages, stats.threads, stats.replies] == counts)
         #expect(stats.deletedMessages > 0, "the sample pages delete messages")
@@ -33,7 +33,7 @@ import Testing
         let archive = try TestSupport.sampleArchive()
         let general = try archive.conversation(named: "general")
         let stats = try archive.stats(conversation: general)
-        let recounted = try #require(try archive.recountedMessageCounts()[general.rowID])
+        let recounted = try #require(try archive.store.recountedMessageCounts()[general.rowID])
         #expect([stats.messages, stats.deletedMessages, stats.threads, stats.replies] == recounted)
         #expect(stats.conversations == 1)
         #expect((stats.posters ?? 0) > 0)
@@ -49,7 +49,7 @@ import Testing
         #expect(try archive.stats().messages == first.messagesAdded)
         _ = Importer(archive: archive).importPaths([export.path])
         #expect(try archive.stats().messages == total)
-        #expect(try archive.keptMessageCounts() == archive.recountedMessageCounts())
+        #expect(try archive.store.keptMessageCounts() == archive.store.recountedMessageCounts())
     }
 
     /// Back to the archive as v10 wrote it: no table, no triggers, the migration not applied.
@@ -76,7 +76,7 @@ import Testing
         try Self.downgradeToV10(path)
         #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
         let upgraded = try Archive(path: path)
-        #expect(try upgraded.keptMessageCounts() == upgraded.recountedMessageCounts())
+        #expect(try upgraded.store.keptMessageCounts() == upgraded.store.recountedMessageCounts())
         #expect(try upgraded.stats().messages > 3_000)
     }
 }

@@ -33,7 +33,7 @@ import Testing
             #expect(try archive.stats(conversation: conversation).messages == expected.final_messages)
             for edit in expected.edited {
                 let message = try #require(
-                    try archive.message(conversation: conversation, tsKey: SlackTimestamp.parseKey(edit.ts) ?? 0))
+                    try archive.store.message(conversation: conversation, tsKey: SlackTimestamp.parseKey(edit.ts) ?? 0))
                 #expect(message.text == edit.new_text)
             }
             var options = SearchOptions()
@@ -50,7 +50,7 @@ import Testing
             for ts in expected.deleted_ts {
                 #expect(!listed.contains(ts), "deleted \(ts) still searchable")
                 #expect(!history.contains(ts), "deleted \(ts) still in history")
-                let stored = try archive.message(conversation: conversation, tsKey: SlackTimestamp.parseKey(ts) ?? 0)
+                let stored = try archive.store.message(conversation: conversation, tsKey: SlackTimestamp.parseKey(ts) ?? 0)
                 #expect(stored?.isDeleted == true || (deletedMayBeAbsent && stored == nil), "deleted \(ts) is stored")
             }
         }
@@ -125,7 +125,7 @@ import Testing
         #expect(summary.skippedFiles.first?.reason.contains("channel_not_found") == true)
         // The reply raised its parent's reply count.
         let general = try archive.conversation(named: "general")
-        #expect(try archive.message(conversation: general, tsKey: 1_700_000_000_000_100)?.replyCount == 1)
+        #expect(try archive.store.message(conversation: general, tsKey: 1_700_000_000_000_100)?.replyCount == 1)
         // Pages for a conversation the archive does not know say so.
         let unknown = importer.importPaths([bare.path], conversation: "nope")
         #expect(unknown.skippedFiles.first?.reason.contains("No conversation called 'nope'") == true)
@@ -153,8 +153,8 @@ import Testing
         _ = importer.importPaths([added], conversation: "general")
         _ = importer.importPaths([added], conversation: "general")  // twice: counted once
         let general = try archive.conversation(named: "general")
-        let id = try #require(try archive.message(conversation: general, tsKey: 1_700_000_000_000_100)).rowID
-        #expect(try archive.details(of: [id])[id]?.reactions == [StoredReaction(name: "tada", count: 2, users: ["U1", "U2"])])
+        let id = try #require(try archive.store.message(conversation: general, tsKey: 1_700_000_000_000_100)).rowID
+        #expect(try archive.store.details(of: [id])[id]?.reactions == [StoredReaction(name: "tada", count: 2, users: ["U1", "U2"])])
         #expect(try engine.search("has::tada:").hits.count == 1)
         // The reaction on a message not archived yet waits for it.
         #expect(try engine.search("has::eyes:").hits.isEmpty)

@@ -97,7 +97,7 @@ import Testing
             at: try TestSupport.minimalExport(days: ["2023-11-13": older, "2023-11-15": newer]).path)
         let rest = try Self.walk(timeline, start: try timeline.page(previous, limit: 10), forward: false, limit: 10)
         let texts = try rest.map { ts in
-            try archive.message(conversation: general, tsKey: SlackTimestamp.parseKey(ts) ?? 0)?.text ?? ""
+            try archive.store.message(conversation: general, tsKey: SlackTimestamp.parseKey(ts) ?? 0)?.text ?? ""
         }
         #expect(texts.first == "older")
         #expect(texts.contains("m5 edited"))
@@ -183,7 +183,7 @@ import Testing
         _ = try Importer(archive: archive).importExport(at: TestSupport.minimalExport(days: ["2023-11-14": day]).path)
         let general = try archive.conversation(named: "general")
         func page(_ direction: Archive.PageDirection) throws -> [String] {
-            try archive.page(conversation: general, direction: direction, from: nil, limit: 50).map {
+            try archive.store.page(conversation: general, direction: direction, from: nil, limit: 50).map {
                 "\($0.user ?? "-"): \($0.text)"
             }
         }
@@ -217,10 +217,10 @@ import Testing
             "hi @Ann Lee & the doc", "see this", "report.pdf Quarterly", "here it is", "a & b < c", "plain words",
         ]
         for direction in [Archive.PageDirection.before, .after] {
-            let page = try archive.page(conversation: general, direction: direction, from: nil, limit: 50)
+            let page = try archive.store.page(conversation: general, direction: direction, from: nil, limit: 50)
             #expect(page.map(\.plainText) == expected)
             for message in page {
-                let read = try #require(try archive.message(conversation: general, tsKey: message.tsKey))
+                let read = try #require(try archive.store.message(conversation: general, tsKey: message.tsKey))
                 #expect(read.plainText == message.plainText)
             }
         }

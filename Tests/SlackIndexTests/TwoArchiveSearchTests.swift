@@ -58,7 +58,7 @@ import Testing
         #expect(Set(keys).count == keys.count)
         // What A returns is what A holds.
         #expect(remote.allSatisfy { hit in
-            (try? a.message(conversation: a.conversation(named: hit.message.conversationID), tsKey: hit.message.tsKey)) != nil
+            (try? a.store.message(conversation: a.conversation(named: hit.message.conversationID), tsKey: hit.message.tsKey)) != nil
         })
     }
 

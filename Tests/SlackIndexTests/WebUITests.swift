@@ -347,7 +347,7 @@ import Testing
         let seenByAdmin = try await ids(f.admin)
         #expect(seenByOutsider[APIFixture.dm] == nil)
         #expect(seenByMember[APIFixture.dm] != nil)
-        let stats = try f.archive.keptMessageCounts()
+        let stats = try f.archive.store.keptMessageCounts()
         let all = try f.archive.conversations()
         #expect(seenByAdmin.count == all.count)
         for c in all { #expect(seenByAdmin[c.id] == (stats[c.rowID]?.first ?? 0), "\(c.id)") }

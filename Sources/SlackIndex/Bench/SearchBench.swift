@@ -43,13 +43,13 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
         }
     }
 
-    public var archive: Archive
+    package var archive: any ArchiveStore
     public var runs = 3
     public var warmup = 1
     public var limit = 20
 
     public init(archive: Archive) {
-        self.archive = archive
+        self.archive = archive.store
     }
 
     /// The built-in mixed workload (200 queries): rare, medium and very common words, phrases, prefixes,
@@ -129,7 +129,7 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
 
     /// Runs `queries` (`warmup` untimed passes, then `runs` timed ones) through the search engine.
     public func run(_ queries: [Query], options: SearchOptions = SearchOptions()) throws -> Result {
-        let engine = SearchEngine(archive: archive)
+        let engine = SearchEngine(store: archive)
         var options = options
         options.limit = limit
         var all: [Double] = []

@@ -37,7 +37,7 @@ package struct TimelineBench: Sendable {
         }
     }
 
-    package var archive: Archive
+    package var archive: any Timelines & Directory
     package var pageSize = 50
     package var runs = 200
     package var depths = [0, 1_000, 10_000, 50_000, 150_000]
@@ -45,7 +45,7 @@ package struct TimelineBench: Sendable {
     package var scrollSteps = 2_000
 
     package init(archive: Archive) {
-        self.archive = archive
+        self.archive = archive.store
     }
 
     /// Runs the benchmark.
@@ -84,12 +84,12 @@ package struct TimelineBench: Sendable {
                 scrollSteps: 0)
         }
         // Warm cache: the same page again and again.
-        let timeline = Timeline(archive: archive)
+        let timeline = Timeline(store: archive)
         _ = try timeline.history(main, limit: pageSize)
         var hits: [Double] = []
         for _ in 0..<runs { hits.append(try measure { _ = try timeline.history(main, limit: pageSize) }) }
         // Scroll: back and forth, and jumps to a random date, like a person reading.
-        let scrolling = Timeline(archive: archive)
+        let scrolling = Timeline(store: archive)
         var rng = SystemRandomNumberGenerator()
         var page = try scrolling.history(main, limit: pageSize)
         var samples: [Double] = []

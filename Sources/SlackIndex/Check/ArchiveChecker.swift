@@ -76,12 +76,12 @@ public struct RepairOutcome: Sendable, Encodable {
 /// against its row, the search index against the text, the kept counts against recounts, reply counts and
 /// attachments. `repair` rebuilds what the archive itself holds.
 public struct ArchiveChecker: Sendable {
-    public let archive: Archive
+    package let archive: any ArchiveStore
     /// Examples kept per kind of damage.
     public var examples = 5
 
     public init(archive: Archive) {
-        self.archive = archive
+        self.archive = archive.store
     }
 
     /// Runs every check; `progress` hears each step's name as it starts.
@@ -118,7 +118,7 @@ public struct ArchiveChecker: Sendable {
     /// SQLite's integrity check, then the search index against the text.
     private func sqliteAndIndexFindings() throws -> [CheckReport.Finding] {
         var findings: [CheckReport.Finding] = []
-        let sqlite = try archive.sqliteIntegrityProblems(limit: examples)
+        let sqlite = try archive.storageProblems(limit: examples)
         if !sqlite.isEmpty {
             findings.append(
                 .init(

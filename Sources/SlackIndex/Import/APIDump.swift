@@ -18,8 +18,8 @@ struct PageTargets {
     /// Pages waiting to be written together.
     let buffer: PageBuffer
 
-    init(archive: Archive, messagesPerWrite: Int) {
-        buffer = PageBuffer(session: PagesSession(archive: archive), messagesPerWrite: messagesPerWrite)
+    init(archive: any ImportSink & Directory & Timelines, messagesPerWrite: Int) {
+        buffer = PageBuffer(session: archive.pageSession(), messagesPerWrite: messagesPerWrite)
     }
 }
 
@@ -44,7 +44,7 @@ final class PageBuffer {
     private var horizon = Int64.min
     private var addedSinceCheck = 0
 
-    init(session: PagesSession, messagesPerWrite: Int) {
+    init(session: any PageSession, messagesPerWrite: Int) {
         self.messagesPerWrite = max(1, messagesPerWrite)
         writer = PageWriter(session: session)
         let writer = self.writer
@@ -55,7 +55,7 @@ final class PageBuffer {
 
     deinit { _ = try? writer.finish() }
 
-    func add(_ page: PageWrite, archive: Archive, summary: inout ImportSummary) throws {
+    func add(_ page: PageWrite, archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
         pages.append(page)
         if page.isOrdered {
             // Reaction events and sync progress: written after everything before them.
@@ -75,7 +75,7 @@ final class PageBuffer {
     /// half a transaction of them; past two transactions waiting, the oldest transaction's worth goes anyway.
     ///
     /// - Complexity: O(b) for b messages buffered (O(b log b) past the cap).
-    private func flushOlder(archive: Archive, summary: inout ImportSummary) throws {
+    private func flushOlder(archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
         var cut = horizon
         let ready = pages.reduce(0) { count, page in count + page.messages.count { $0.tsKey < cut } }
         if ready < messagesPerWrite / 2 {
@@ -99,7 +99,7 @@ final class PageBuffer {
 
     /// Hands the buffered pages to the writer thread (waiting while it still writes the previous ones); adds what
     /// it has written since the last call to `summary`, or throws the error that stopped it.
-    func flush(archive: Archive, summary: inout ImportSummary) throws {
+    func flush(archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
         summary.add(try writer.takeCounts())
         guard !pages.isEmpty else { return }
         defer {
@@ -111,7 +111,7 @@ final class PageBuffer {
     }
 
     /// Writes what is left, waits for the writer thread and ends the session's checkpointing.
-    func finish(archive: Archive, summary: inout ImportSummary) throws {
+    func finish(archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
         guard !finished else { return }
         finished = true
         try flush(archive: archive, summary: &summary)
@@ -126,14 +126,14 @@ final class PageBuffer {
 final class PageWriter: @unchecked Sendable {
     /// One set of pages waits while the other is written: the reading side runs at most one transaction ahead.
     let queue = BoundedQueue<[PageWrite]>(capacity: 1)
-    private let session: PagesSession
+    private let session: any PageSession
     private let lock = NSLock()
     private let done = DispatchSemaphore(value: 0)
     private var counts = WriteCounts()
     private var failure: (any Error)?
     private var ended = false
 
-    init(session: PagesSession) {
+    init(session: any PageSession) {
         self.session = session
     }
 

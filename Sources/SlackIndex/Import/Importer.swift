@@ -11,7 +11,7 @@ public final class Importer: Sendable {
     /// Called after every batch the writer writes (commits group several batches).
     public typealias ProgressHandler = @Sendable (ImportProgress) -> Void
 
-    let archive: Archive
+    let archive: any ImportSink & Directory & Timelines
     private let batchSize: Int
     private let queueDepth: Int
     /// Messages per transaction of an export's import (`Archive.bulkImport`).
@@ -35,11 +35,21 @@ public final class Importer: Sendable {
 
     /// - Parameter commitMessages: messages to a transaction, for exports and pages alike; nil: the defaults
     ///   (`exportCommitMessages`, `defaultPageMessagesPerWrite`).
-    public init(
+    public convenience init(
         archive: Archive, batchSize: Int = 2_000, queueDepth: Int = 4, commitMessages: Int? = nil,
         stop: StopSignal? = nil
     ) {
-        self.archive = archive
+        self.init(
+            store: archive.store, batchSize: batchSize, queueDepth: queueDepth, commitMessages: commitMessages,
+            stop: stop)
+    }
+
+    /// An importer into an archive's roles (the import sink, names for messages, message times).
+    package init(
+        store: any ImportSink & Directory & Timelines, batchSize: Int = 2_000, queueDepth: Int = 4,
+        commitMessages: Int? = nil, stop: StopSignal? = nil
+    ) {
+        self.archive = store
         self.stop = stop
         self.commitMessages = commitMessages ?? Importer.exportCommitMessages
         pageMessagesPerWrite = commitMessages ?? Importer.defaultPageMessagesPerWrite

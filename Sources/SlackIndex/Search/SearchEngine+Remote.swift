@@ -127,7 +127,7 @@ extension SearchEngine {
         }
         guard saveRemote, !missing.isEmpty else { return (remoteHits, 0, nil) }
         do {
-            return (remoteHits, try Importer(archive: archive).storeRemoteHits(missing), nil)
+            return (remoteHits, try Importer(store: archive).storeRemoteHits(missing), nil)
         } catch {
             let told = StoreError.told(error, path: archive.path).map { "\($0)" } ?? "\(error)"
             return (remoteHits, 0, "the remote hits could not be stored: \(told)")

@@ -50,6 +50,9 @@ public struct SearchOptions: Sendable {
     /// Look for likelier spellings ("did you mean") when a search finds (almost) nothing: a few ms per rare word.
     /// Off by default in the library; `search` turns it on.
     public var suggest = false
+    /// Also count the matches (`SearchResults.total`), stopping at this many; nil counts nothing, `Int.max` all.
+    /// The count comes from the search already prepared: nothing is parsed, resolved or compiled again.
+    public var countCap: Int?
 
     public init() {}
 }
@@ -61,6 +64,9 @@ public struct SearchResults: Sendable {
     public var notes: [String]
     /// True when relevance was ranked among the newest `candidateWindow` matches only.
     public var windowed: Bool
+    /// How many messages match, up to `SearchOptions.countCap`, counted by the same prepared search as the hits;
+    /// nil when the options asked for no count.
+    public var total: Int?
     /// "Did you mean": likelier spellings of query words the archive (almost) never holds, best first; only when
     /// the search found at most `SearchEngine.rareWordMessages` hits.
     public var suggestions: [WordSuggestion] = []
@@ -99,10 +105,16 @@ public enum SearchError: Error, CustomStringConvertible, Sendable {
 
 /// The local query engine: parses Slack's syntax, resolves names, picks a plan, ranks and builds snippets.
 public struct SearchEngine: Sendable {
-    public let archive: Archive
+    /// The roles a search needs: the index, names, the archive's time span, and the import sink that stores a
+    /// remote's hits (`--save-remote`).
+    package let archive: any ArchiveStore
 
     public init(archive: Archive) {
-        self.archive = archive
+        self.archive = archive.store
+    }
+
+    package init(store: any ArchiveStore) {
+        self.archive = store
     }
 
     /// Parses and runs a query.
@@ -169,76 +181,52 @@ public struct SearchEngine: Sendable {
             + "add a year for another (during:\"may 2024\")."
     }
 
-    /// Runs a parsed query.
+    /// Runs a parsed query: resolved and prepared once, its hits (and count, when asked) from that preparation.
     private func searchOnly(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         var notes = query.notes
-        guard var resolved = try resolve(query, options: options, notes: &notes) else {
-            return SearchResults(hits: [], notes: notes, windowed: false)
+        guard let prepared = try prepare(query, text: text, options: options, notes: &notes) else {
+            return SearchResults(hits: [], notes: notes, windowed: false, total: options.countCap.map { _ in 0 })
         }
-        resolved.words = try expandingPrefixes(resolved.words, notes: &notes)
-        if resolved.words.isEmpty {
-            if query.terms.contains(where: { !$0.negated }) {
-                // Words were given but none is searchable (punctuation only): nothing can match.
-                return SearchResults(hits: [], notes: notes, windowed: false)
+        notes += prepared.notes
+        let order: SearchOrder =
+            switch options.sort {
+            case .relevance: .relevance(window: options.candidateWindow)
+            case .newest: .newest
+            case .oldest: .oldest
             }
-            if resolved.excluded.isEmpty && query.filters.isEmpty {
-                throw SearchError.nothingToSearch(text)
-            }
-            let messages = try archive.filterOnly(
-                resolved, newestFirst: options.sort != .oldest, limit: options.ranked)
-            let hits = messages.dropFirst(max(0, options.offset)).map { SearchHit(message: $0, snippet: $0.plainText, score: 0) }
-            return SearchResults(hits: hits, notes: notes, windowed: false)
+        let ranked = try prepared.hits(order: order, offset: options.offset, limit: options.limit)
+        if let window = ranked.window {
+            notes.append(
+                "More than \(window) messages match; ranked the newest \(window) by relevance "
+                    + "(add words or filters, or sort by date).")
         }
-        let snippets = SnippetBuilder(terms: query.terms, variants: options.wordVariants)
-        func hits(_ ranked: [(Int64, Double)]) throws -> [SearchHit] {
-            let ids = Array(ranked.dropFirst(max(0, options.offset)))
-            return try archive.messages(ids: ids).map { message, score in
-                SearchHit(message: message, snippet: snippets.snippet(message.plainText), score: score)
-            }
+        let hits: [SearchHit]
+        if query.terms.contains(where: { !$0.negated }) {
+            let snippets = SnippetBuilder(terms: query.terms, variants: options.wordVariants)
+            hits = ranked.hits.map { SearchHit(message: $0.message, snippet: snippets.snippet($0.message.plainText), score: $0.score) }
+        } else {
+            hits = ranked.hits.map { SearchHit(message: $0.message, snippet: $0.message.plainText, score: $0.score) }
         }
-        switch options.sort {
-        case .newest, .oldest:
-            let candidates = try archive.searchCandidates(
-                resolved, newestFirst: options.sort == .newest, limit: options.ranked)
-            return SearchResults(hits: try hits(candidates.map { ($0.sortKey, $0.bm25) }), notes: notes, windowed: false)
-        case .relevance:
-            // Filters make the index walk read each candidate's row: a smaller window keeps that bounded.
-            let wanted = options.ranked
-            let window = max(wanted, resolved.hasRowFilters ? options.candidateWindow / 4 : options.candidateWindow)
-            let candidates = try archive.searchCandidates(resolved, newestFirst: true, limit: window)
-            let windowed = candidates.count >= window
-            if windowed {
-                notes.append(
-                    "More than \(window) messages match; ranked the newest \(window) by relevance "
-                        + "(add words or filters, or sort by date).")
-            }
-            let ranked = SearchEngine.rank(candidates).prefix(wanted)
-            return SearchResults(hits: try hits(ranked.map { ($0.sortKey, $0.score) }), notes: notes, windowed: windowed)
-        }
+        let total = try options.countCap.map { try prepared.count(cap: $0 == Int.max ? nil : $0) }
+        return SearchResults(hits: hits, notes: notes, windowed: ranked.window != nil, total: total)
     }
 
-    /// The terms with each prefix replaced by the index's most frequent words with that prefix (at most
-    /// `maxPrefixWords`; a note says when more exist).
+    /// The query resolved and prepared by the index; nil when nothing can match (contradictory dates, a filter that
+    /// names nothing, words that are only punctuation).
     ///
-    /// The index answers a prefix by merging the doclists of every such word before it can return the newest
-    /// match (0.3 s for `valu*` on 1M messages); a choice among the words lets it merge lazily and stop early.
-    private func expandingPrefixes(_ terms: [TextTerm], notes: inout [String]) throws -> [TextTerm] {
-        try terms.map { term in
-            let stem = term.text.lowercased()
-            guard term.kind == .prefix,
-                stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) })
-            else { return term }
-            let (words, total) = try archive.prefixExpansion(stem, limit: SearchEngine.maxPrefixWords)
-            if total > words.count {
-                notes.append("\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")
-            }
-            return TextTerm(.anyWord(words), term.text)
+    /// - Throws: `SearchError.nothingToSearch` when only unsearchable exclusions are left.
+    private func prepare(_ query: SearchQuery, text: String, options: SearchOptions, notes: inout [String]) throws
+        -> (any PreparedSearch)?
+    {
+        guard let resolved = try resolve(query, options: options, notes: &notes) else { return nil }
+        if resolved.words.isEmpty {
+            // Words were given but none is searchable (punctuation only): nothing can match.
+            if query.terms.contains(where: { !$0.negated }) { return nil }
+            if resolved.excluded.isEmpty && query.filters.isEmpty { throw SearchError.nothingToSearch(text) }
         }
+        return try archive.prepare(resolved)
     }
-
-    /// How many words a prefix expands to at most.
-    static let maxPrefixWords = 64
 
     /// How many messages match (exact, not windowed).
     public func count(_ text: String, options: SearchOptions = SearchOptions()) throws -> (Int, [String]) {
@@ -252,28 +240,10 @@ public struct SearchEngine: Sendable {
     {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
         var notes = query.notes
-        guard let resolved = try resolve(query, options: options, notes: &notes) else { return (0, notes) }
-        if resolved.words.isEmpty && query.terms.contains(where: { !$0.negated }) { return (0, query.notes) }
-        return (try archive.searchCount(resolved, cap: cap), query.notes)
-    }
-
-    /// Relevance: bm25 (more negative is better) scaled up for recent messages, newest first on ties.
-    ///
-    /// score = −bm25 × (1 + 0.5 × e^(−age / 180 days)), age measured from the newest candidate, so an old
-    /// archive ranks the same today as on the day it was made.
-    /// - Complexity: O(k log k).
-    static func rank(_ candidates: [SearchCandidate]) -> [(sortKey: Int64, score: Double)] {
-        // Ages in whole seconds: an index-only candidate's time comes from its id, exact to the second (`MessageID`).
-        let microsecondsPerSecond: Int64 = 1_000_000
-        guard let newest = candidates.map({ $0.tsKey / microsecondsPerSecond }).max() else { return [] }
-        let halfLife = 180.0 * 86_400
-        return candidates.map { candidate -> (sortKey: Int64, score: Double) in
-            let age = Double(newest - candidate.tsKey / microsecondsPerSecond)
-            let recency = exp(-age / halfLife)
-            return (candidate.sortKey, -candidate.bm25 * (1 + 0.5 * recency))
-        }.sorted { lhs, rhs in
-            lhs.score != rhs.score ? lhs.score > rhs.score : lhs.sortKey > rhs.sortKey
+        guard let prepared = try prepare(query, text: text, options: options, notes: &notes) else {
+            return (0, notes)
         }
+        return (try prepared.count(cap: cap), notes + prepared.notes)
     }
 
     /// Resolves names to ids. Returns nil when the filters cannot match anything (contradictory dates).

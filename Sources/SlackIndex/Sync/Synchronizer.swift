@@ -75,12 +75,12 @@ public final class Synchronizer: Sendable {
 
     public typealias ProgressHandler = @Sendable (Progress) -> Void
 
-    private let archive: Archive
+    private let archive: any ImportSink & SyncState & Directory & Timelines
     private let client: SlackWebClient
     private let options: Options
 
     public init(archive: Archive, client: SlackWebClient, options: Options = Options()) {
-        self.archive = archive
+        self.archive = archive.store
         self.client = client
         self.options = options
     }
@@ -139,7 +139,7 @@ public final class Synchronizer: Sendable {
         state.conversationsTotal = conversations.count
 
         var preparer = MessagePreparer(names: try archive.nameDirectory())
-        let importer = Importer(archive: archive)
+        let importer = Importer(store: archive)
 
         // 2. Histories.
         for conversation in conversations {

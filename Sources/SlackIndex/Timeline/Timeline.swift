@@ -123,7 +123,7 @@ public final class Timeline: Sendable {
     /// The largest page a cursor may carry.
     public static let maximumLimit = 10_000
 
-    public let archive: Archive
+    package let archive: any Timelines & Directory
     package let cache: MessageCache<PageKey, CachedPage>
     private let pending = PendingChanges()
 
@@ -135,10 +135,15 @@ public final class Timeline: Sendable {
     /// - Parameters:
     ///   - maxPages: how many pages the cache holds at most.
     ///   - maxBytes: how many bytes of message text it holds at most (estimated).
-    public init(archive: Archive, maxPages: Int = 2_048, maxBytes: Int = 64 << 20) {
-        self.archive = archive
+    public convenience init(archive: Archive, maxPages: Int = 2_048, maxBytes: Int = 64 << 20) {
+        self.init(store: archive.store, maxPages: maxPages, maxBytes: maxBytes)
+    }
+
+    /// A timeline over an archive's roles.
+    package init(store: any Timelines & Directory, maxPages: Int = 2_048, maxBytes: Int = 64 << 20) {
+        self.archive = store
         cache = MessageCache(maxEntries: maxPages, maxBytes: maxBytes)
-        archive.onMessageChanges { [pending] ids in
+        store.onMessageChanges { [pending] ids in
             pending.state.withLock { state in
                 if state.dropAll { return }
                 state.ids += ids

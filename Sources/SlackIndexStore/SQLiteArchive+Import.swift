@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 
 /// The writes an import makes besides messages: workspace, users, conversations, placeholders, deletions.
-extension Archive {
+extension SQLiteArchive {
     /// Makes sure a workspace row exists for `teamID`, recording its domain when known; returns its row id.
     static func upsertWorkspace(teamID: String, domain: String?, in db: Database) throws -> Int64 {
         try db.execute(
@@ -347,11 +347,11 @@ public struct SyncGap: Sendable, Codable, Equatable {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Page sequences that do not connect: a page's cursor names a first message no imported page starts with.
     ///
     /// - Complexity: O(p log p) over the pages recorded.
-    public func syncGaps() throws -> [SyncGap] {
+    package func syncGaps() throws -> [SyncGap] {
         try pool.read { db in
             let rows = try Row.fetchAll(
                 db,

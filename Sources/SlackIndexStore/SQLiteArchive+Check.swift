@@ -43,11 +43,11 @@ package struct CountMismatch: Sendable, Equatable {
     package var recounted: [Int64]
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// SQLite's `PRAGMA integrity_check`: at most `limit` lines of what is wrong, none when the file is sound.
     ///
     /// - Complexity: a pass over every page and index of the file.
-    package func sqliteIntegrityProblems(limit: Int = 20) throws -> [String] {
+    package func storageProblems(limit: Int = 20) throws -> [String] {
         try pool.read { db in
             let lines = try String.fetchAll(db, sql: "PRAGMA integrity_check(\(max(1, limit)))")
             return lines == ["ok"] ? [] : lines
@@ -333,7 +333,7 @@ extension Archive {
 
 // MARK: Repairs
 
-extension Archive {
+extension SQLiteArchive {
     /// Rebuilds the search index from the messages (what a tokenizer change does).
     ///
     /// - Complexity: O(n) messages tokenized and indexed again: about the index's share of an import.
@@ -357,7 +357,7 @@ extension Archive {
     package func refreshAllReplyCounts() throws {
         try pool.write { db in
             for id in try Int64.fetchAll(db, sql: "SELECT id FROM conversation") {
-                try Archive.refreshReplyCounts(conversationRowID: id, in: db)
+                try SQLiteArchive.refreshReplyCounts(conversationRowID: id, in: db)
             }
         }
     }
@@ -424,7 +424,7 @@ struct InflatedBlocks {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// `conversation/ts` of each id, in order; `index document ID` for an id no message has (an index entry
     /// without one).
     ///

@@ -31,7 +31,7 @@ final class MessageChangeObserver: TransactionObserver, @unchecked Sendable {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Calls `listener` with the row ids of the messages each committed write changed, in this process.
     ///
     /// The observer is installed on first use, so processes that never read timelines (a bulk import) pay nothing.

@@ -36,7 +36,7 @@ package struct SyncThread: Sendable, Equatable {
     package var cursor: String?
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// The run in progress for a conversation, if a sync stopped during its history.
     /// - Complexity: O(1), one primary-key lookup.
     package func syncRun(conversationRowID: Int64) throws -> SyncRun? {
@@ -97,7 +97,7 @@ extension Archive {
     /// Removes a thread from the sync queue (its conversation is gone, or the API refused it).
     package func dropSyncThread(conversationRowID: Int64, threadTS: String) throws {
         try pool.write { db in
-            try Archive.advanceSyncThread(conversationRowID: conversationRowID, threadTS: threadTS, cursor: nil, in: db)
+            try SQLiteArchive.advanceSyncThread(conversationRowID: conversationRowID, threadTS: threadTS, cursor: nil, in: db)
         }
     }
 
@@ -191,7 +191,7 @@ extension Archive {
         users: [UserInput], conversations: [ConversationInput]
     ) throws -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int) {
         try pool.write { db in
-            let (usersAdded, _) = try Archive.upsertUsers(users, in: db)
+            let (usersAdded, _) = try SQLiteArchive.upsertUsers(users, in: db)
             var outcomes: [UpsertOutcome: Int] = [:]
             for var input in conversations {
                 if input.members.isEmpty,
@@ -201,7 +201,7 @@ extension Archive {
                 {
                     input.members = members
                 }
-                outcomes[try Archive.upsertConversation(input, workspaceID: nil, in: db).outcome, default: 0] += 1
+                outcomes[try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db).outcome, default: 0] += 1
             }
             return (usersAdded, outcomes[.added, default: 0], outcomes[.updated, default: 0], outcomes[.unchanged, default: 0])
         }
@@ -228,7 +228,7 @@ extension Archive {
                 try user.execute(arguments: [id, handle])
                 placeholders += db.changesCount
             }
-            if placeholders > 0 { try Archive.bumpUsersVersion(in: db) }
+            if placeholders > 0 { try SQLiteArchive.bumpUsersVersion(in: db) }
             var added = 0
             var named = 0
             var unchanged = 0
@@ -239,7 +239,7 @@ extension Archive {
                 let exists = try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [id])
                 if exists != true {
-                    _ = try Archive.upsertConversation(input, workspaceID: nil, in: db)
+                    _ = try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db)
                     added += 1
                 } else {
                     try rename.execute(arguments: [entry.name, id, entry.name])
@@ -252,7 +252,7 @@ extension Archive {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// The handles of the users among `ids` that the archive has (placeholders included).
     package func handles(of ids: some Collection<String>) throws -> [String: String] {
         guard !ids.isEmpty else { return [:] }

@@ -1,7 +1,7 @@
 import GRDB
 
 /// Reads that draw benchmark workloads from the archive's own content (`slackindex bench`, `Benchmarks/`).
-extension Archive {
+extension SQLiteArchive {
     /// Words of the search index, most frequent first when `mostFrequentFirst`, with a document frequency in
     /// `documents` when given.
     ///

@@ -48,14 +48,16 @@ public enum TokenError: Error, CustomStringConvertible, Sendable {
 extension Archive {
     /// The prefix of every token made here, so leaked tokens are recognisable (as Slack's `xoxp-`).
     public static let tokenPrefix = "xoxp-slackindex-"
+}
 
+extension SQLiteArchive {
     /// Makes a token for `userID` and returns it in plain text: the only time it exists outside its holder.
     ///
     /// The token is `xoxp-slackindex-` and 40 base62 characters from `SystemRandomNumberGenerator` (≈238 bits);
     /// only its SHA-256 is stored.
     /// - Throws: `TokenError.unknownUser` when the archive has no such user.
     /// - Complexity: O(log n).
-    public func createToken(userID: String, isAdmin: Bool = false, label: String? = nil, now: Date = Date())
+    package func createToken(userID: String, isAdmin: Bool = false, label: String? = nil, now: Date = Date())
         throws -> (token: String, record: APIToken)
     {
         let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -69,7 +71,7 @@ extension Archive {
             else { throw TokenError.unknownUser(userID) }
             try db.execute(
                 sql: "INSERT INTO api_token (hash, user_id, is_admin, created, label) VALUES (?, ?, ?, ?, ?)",
-                arguments: [Archive.tokenHash(token), userID, isAdmin, created, label])
+                arguments: [SQLiteArchive.tokenHash(token), userID, isAdmin, created, label])
             return db.lastInsertedRowID
         }
         return (token, APIToken(id: id, userID: userID, isAdmin: isAdmin, created: created, label: label))
@@ -78,23 +80,23 @@ extension Archive {
     /// The token record for a presented token, or nil when it is not one of the archive's.
     ///
     /// - Complexity: O(log n) (one lookup on the hash's unique index).
-    public func verifyToken(_ token: String) throws -> APIToken? {
+    package func verifyToken(_ token: String) throws -> APIToken? {
         guard token.hasPrefix(Archive.tokenPrefix) else { return nil }
         return try pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT id, user_id, is_admin, created, label FROM api_token WHERE hash = ?",
-                arguments: [Archive.tokenHash(token)]
-            ).map(Archive.token)
+                arguments: [SQLiteArchive.tokenHash(token)]
+            ).map(SQLiteArchive.token)
         }
     }
 
     /// Every token, oldest first (no secrets: those are not stored).
     ///
     /// - Complexity: O(t) for t tokens.
-    public func tokens() throws -> [APIToken] {
+    package func tokens() throws -> [APIToken] {
         try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, user_id, is_admin, created, label FROM api_token ORDER BY id")
-                .map(Archive.token)
+                .map(SQLiteArchive.token)
         }
     }
 
@@ -102,7 +104,7 @@ extension Archive {
     ///
     /// - Throws: `TokenError.unknownToken` when there is no token with that id.
     /// - Complexity: O(log n).
-    public func revokeToken(id: Int64) throws {
+    package func revokeToken(id: Int64) throws {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM api_token WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw TokenError.unknownToken(id) }

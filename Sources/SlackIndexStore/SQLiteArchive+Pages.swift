@@ -124,7 +124,7 @@ package struct SyncThreadMark: Sendable, Equatable {
     }
 }
 
-extension Archive {
+extension SQLiteArchive {
     /// Applies one page in one transaction: placeholders, messages (upserted on conversation and ts), deletions,
     /// reactions, the page's span and the sync progress.
     ///
@@ -132,7 +132,7 @@ extension Archive {
     /// newest edit wins whatever the order); a deletion or reaction for a message not stored yet waits for it.
     /// - Complexity: O(m log n) for m messages in an archive of n.
     package func apply(page: PageWrite) throws -> WriteCounts {
-        try pool.write { db in try Archive.write(page, in: db) }
+        try pool.write { db in try SQLiteArchive.write(page, in: db) }
     }
 
     /// Applies pages in one transaction, with the same outcome as `apply(page:)` on each in turn.
@@ -150,13 +150,13 @@ extension Archive {
             var start = 0
             while start < pages.count {
                 if pages[start].isOrdered {
-                    counts.add(try Archive.write(pages[start], in: db))
+                    counts.add(try SQLiteArchive.write(pages[start], in: db))
                     start += 1
                     continue
                 }
                 var end = start + 1
                 while end < pages.count && !pages[end].isOrdered { end += 1 }
-                counts.add(try Archive.writeInTimeOrder(pages[start..<end], in: db))
+                counts.add(try SQLiteArchive.writeInTimeOrder(pages[start..<end], in: db))
                 start = end
             }
             return counts
@@ -170,7 +170,7 @@ extension Archive {
     private static func writeInTimeOrder(_ pages: ArraySlice<PageWrite>, in db: Database) throws -> WriteCounts {
         var counts = WriteCounts()
         for page in pages { try page.checkPacking() }
-        for page in pages { counts.placeholders += try Archive.insertPlaceholders(page.placeholders, in: db) }
+        for page in pages { counts.placeholders += try SQLiteArchive.insertPlaceholders(page.placeholders, in: db) }
         var order: [(key: Int64, page: Int, message: Int)] = []
         order.reserveCapacity(pages.reduce(0) { $0 + $1.messages.count })
         for pageIndex in pages.indices {
@@ -194,7 +194,7 @@ extension Archive {
         for page in pages {
             try recordSpan(of: page, in: db)
             for key in page.deletions {
-                try Archive.delete(conversationRowID: page.conversationRowID, tsKey: key, in: db)
+                try SQLiteArchive.delete(conversationRowID: page.conversationRowID, tsKey: key, in: db)
             }
         }
         return counts
@@ -203,7 +203,7 @@ extension Archive {
     /// Records the page's span, when it has one, for gap reports.
     private static func recordSpan(of page: PageWrite, in db: Database) throws {
         guard let span = page.span else { return }
-        try Archive.recordPage(
+        try SQLiteArchive.recordPage(
             conversationRowID: page.conversationRowID, newest: span.newest, oldestKey: span.oldestKey,
             nextKey: span.nextKey, cursor: span.cursor, in: db)
     }
@@ -213,20 +213,20 @@ extension Archive {
         try page.checkPacking()
         try recordSpan(of: page, in: db)
         var counts = WriteCounts()
-        counts.placeholders = try Archive.insertPlaceholders(page.placeholders, in: db)
+        counts.placeholders = try SQLiteArchive.insertPlaceholders(page.placeholders, in: db)
         var writer = try MessageWriter(db)
         let base = writer.usePackedRaws(page.rawBlocks)
         for index in page.messages.indices {
             counts.count(try writer.upsert(page.messages, at: index, rawBlockBase: base))
         }
         try writer.flushCounts()
-        for key in page.deletions { try Archive.delete(conversationRowID: conversation, tsKey: key, in: db) }
+        for key in page.deletions { try SQLiteArchive.delete(conversationRowID: conversation, tsKey: key, in: db) }
         for event in page.reactions {
-            try Archive.react(
+            try SQLiteArchive.react(
                 conversationRowID: conversation, tsKey: event.tsKey, name: event.name, userID: event.userID,
                 added: event.added, in: db)
         }
-        if let sync = page.sync { try Archive.record(sync, conversationRowID: conversation, in: db) }
+        if let sync = page.sync { try SQLiteArchive.record(sync, conversationRowID: conversation, in: db) }
         return counts
     }
 
@@ -235,7 +235,7 @@ extension Archive {
     /// - Complexity: O(replies of these conversations × log n).
     package func recountReplies(conversations rowIDs: some Sequence<Int64>) throws {
         try pool.write { db in
-            for rowID in rowIDs { try Archive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+            for rowID in rowIDs { try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, in: db) }
         }
     }
 
@@ -244,7 +244,7 @@ extension Archive {
     /// - Complexity: O(p log n) for p pending events (none, almost always).
     @discardableResult
     package func applyPendingEvents() throws -> Int {
-        try pool.write { db in try Archive.applyPendingEvents(in: db) }
+        try pool.write { db in try SQLiteArchive.applyPendingEvents(in: db) }
     }
 
     /// Creates the conversation if the archive does not have it (by Slack id); returns whether it was added.
@@ -253,25 +253,29 @@ extension Archive {
             let exists = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [input.slackID])
             guard exists != true else { return false }
-            _ = try Archive.upsertConversation(input, workspaceID: nil, in: db)
+            _ = try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db)
             return true
         }
     }
+}
+
+extension SQLiteArchive {
+    package func pageSession() -> any PageSession { SQLitePagesSession(archive: self) }
 }
 
 /// Writes a dump's pages in large transactions, checkpointing the WAL as a bulk import does: on its own thread
 /// between transactions, the writer waiting only when the WAL is long. With SQLite's automatic checkpoint the
 /// writer copied the WAL into the database file after every commit (56% of the 1M-message import's time was I/O
 /// wait). Call `finish()` when done.
-package final class PagesSession {
-    private let archive: Archive
+final class SQLitePagesSession: PageSession {
+    private let archive: SQLiteArchive
     private let wal = WALLength()
     private let checkpointer: Checkpointer?
     private var finished = false
     /// WAL pages after which the writer waits for the WAL to start over (256 MB of 16 KiB pages).
     private let checkpointPages: Int32 = 16_000
 
-    package init(archive: Archive) {
+    init(archive: SQLiteArchive) {
         self.archive = archive
         checkpointer = try? Checkpointer(path: archive.path)
         let wal = self.wal
@@ -284,7 +288,7 @@ package final class PagesSession {
     ///
     /// - Throws: `BulkImportFailure` when a write fails (a full disk, an I/O error): counting nothing when the pages'
     ///   transaction failed, their counts when the checkpoint after their commit did.
-    package func apply(pages: [PageWrite]) throws -> WriteCounts {
+    func apply(pages: [PageWrite]) throws -> WriteCounts {
         let counts = try archive.reportingFailure { try archive.apply(pages: pages) }
         // Committed: a checkpoint that fails after this counts what the pages wrote.
         do {
@@ -306,7 +310,7 @@ package final class PagesSession {
     ///
     /// - Throws: `BulkImportFailure` with `inWAL` when the WAL could not be copied into the archive (a full disk):
     ///   what was committed is safe in the WAL, and the next write that can checkpoint copies it.
-    package func finish() throws {
+    func finish() throws {
         guard !finished else { return }
         finished = true
         _ = checkpointer?.stop()

@@ -1,0 +1,244 @@
+import Foundation
+
+// The archive's roles: what the code above the store needs from a backend, named after those needs. The SQLite
+// archive (`SQLiteArchive`) implements every one of them; a second backend implements the same protocols and passes
+// the same contract tests (docs/backends.md). Code above the store holds these roles (or `ArchiveStore`, all of
+// them) and never a backend's type: only `Archive.init` picks one.
+
+/// What every role knows of its archive.
+package protocol ArchiveRole: Sendable {
+    /// Where the archive is (a file path, or a database URL without its password): for messages to the user.
+    var path: String { get }
+}
+
+/// Full-text search: a resolved search prepared once, then its hits and its count from the same preparation.
+package protocol SearchIndex: ArchiveRole {
+    /// Compiles `search` for this index: its words, the candidate window, prefix expansion and ranking are the
+    /// index's business. `notes` are sentences for the user about how it was read (a prefix cut to its most frequent
+    /// words).
+    func prepare(_ search: ResolvedSearch) throws -> any PreparedSearch
+    /// How many messages hold each of `words` (index tokens); words the index does not have are left out.
+    func messagesHolding(words: [String]) throws -> [String: Int]
+    /// The index's words, for benchmarks and "did you mean": within `documents` messages each, most frequent first
+    /// or in index order.
+    func indexWords(documents: ClosedRange<Int>?, mostFrequentFirst: Bool, limit: Int) throws -> [String]
+    /// The searchable text of the first message at or after `id` (benchmark samples).
+    func searchText(atOrAfter id: MessageID) throws -> String?
+}
+
+extension SearchIndex {
+    package func indexWords(documents: ClosedRange<Int>? = nil, mostFrequentFirst: Bool = false) throws -> [String] {
+        try indexWords(documents: documents, mostFrequentFirst: mostFrequentFirst, limit: Int.max)
+    }
+    package func indexWords(documents: ClosedRange<Int>? = nil, limit: Int) throws -> [String] {
+        try indexWords(documents: documents, mostFrequentFirst: false, limit: limit)
+    }
+    package func indexWords(mostFrequentFirst: Bool, limit: Int) throws -> [String] {
+        try indexWords(documents: nil, mostFrequentFirst: mostFrequentFirst, limit: limit)
+    }
+}
+
+/// A search compiled by its index: hits in any order and a capped count, without compiling it again.
+package protocol PreparedSearch: Sendable {
+    /// Sentences for the user about how the index read the search.
+    var notes: [String] { get }
+    /// Hits `offset ..< offset + limit` in `order`, each with a score where higher is better (relevance, or bm25
+    /// negated for the date orders), and whether relevance was ranked among a window of the newest matches only.
+    func hits(order: SearchOrder, offset: Int, limit: Int) throws -> RankedHits
+    /// How many messages match, stopping at `cap` (nil: all).
+    func count(cap: Int?) throws -> Int
+}
+
+/// The order of a search's hits.
+package enum SearchOrder: Sendable, Equatable {
+    /// By relevance, ranked among the newest `window` matches at most (fewer with filters that read rows).
+    case relevance(window: Int)
+    case newest
+    case oldest
+}
+
+/// Hits of a prepared search.
+package struct RankedHits: Sendable {
+    /// Messages with their scores, best first (or in date order).
+    package var hits: [(message: Message, score: Double)]
+    /// The relevance window, when more messages matched than it holds (ranked among the newest only).
+    package var window: Int?
+
+    package init(hits: [(message: Message, score: Double)], window: Int? = nil) {
+        self.hits = hits
+        self.window = window
+    }
+}
+
+/// Conversations' messages in time order: keyset pages, threads, single messages and what changed.
+package protocol Timelines: ArchiveRole {
+    func page(
+        conversation: Conversation, scope: Archive.PageScope, direction: Archive.PageDirection,
+        from position: TimelinePosition?, limit: Int, includeDeleted: Bool
+    ) throws -> [Message]
+    func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message]
+    func message(conversation: Conversation, tsKey: Int64) throws -> Message?
+    func details(of rowIDs: [Int64]) throws -> [Int64: MessageDetails]
+    func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage]
+    func messageHandles(ids: [Int64]) throws -> [String]
+    /// Calls `listener` with the row ids of messages written after each commit (the timeline cache's invalidation).
+    func onMessageChanges(_ listener: @escaping @Sendable ([Int64]) -> Void)
+    func locations(of rowIDs: [Int64]) throws -> [(conversation: Int64, tsKey: Int64, threadKey: Int64?)]
+    func position(in conversation: Conversation, depth: Int) throws -> TimelinePosition?
+    func timeRange(of conversation: Conversation?) throws -> (Int64, Int64)
+    func messageSpan() throws -> (first: Int64, last: Int64)?
+    func messageTimeBounds(conversations rowIDs: Set<Int64>) throws -> (first: Int64?, last: Int64?)
+    func messageIDRange() throws -> ClosedRange<MessageID>?
+}
+
+extension Timelines {
+    package func page(
+        conversation: Conversation, scope: Archive.PageScope = .history, direction: Archive.PageDirection,
+        from position: TimelinePosition?, limit: Int
+    ) throws -> [Message] {
+        try page(
+            conversation: conversation, scope: scope, direction: direction, from: position, limit: limit,
+            includeDeleted: false)
+    }
+
+    package func timeRange() throws -> (Int64, Int64) { try timeRange(of: nil) }
+}
+
+/// Who and where: conversations, users, workspaces, names, what a token may see, and the archive's counts.
+package protocol Directory: ArchiveRole {
+    func conversation(named reference: String, allowingPrefix: Bool) throws -> Conversation
+    func conversations() throws -> [Conversation]
+    func conversations(matching name: String) throws -> [Conversation]
+    func conversations(withNamePrefix prefix: String) throws -> [Conversation]
+    func closestConversationNames(to name: String) throws -> [String]
+    func conversationRowIDs() throws -> Set<Int64>
+    func conversationSummaries() throws -> [ConversationSummary]
+    func busiestConversations(limit: Int) throws -> [(Conversation, Int)]
+    func busiestChannelNames(limit: Int) throws -> [String]
+    func busiestPosterHandles(limit: Int) throws -> [String]
+    func messageCountsByConversation() throws -> [Int64: Int]
+    func users(matching name: String) throws -> [User]
+    func users(withNamePrefix prefix: String) throws -> [User]
+    func closestUserHandles(to name: String) throws -> [String]
+    func handles(of ids: some Collection<String>) throws -> [String: String]
+    func nameDirectory() throws -> NameDirectory
+    func usersPage(after afterID: String?, limit: Int) throws -> [ArchivedUser]
+    func archivedUser(id: String) throws -> ArchivedUser?
+    func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser]
+    /// Row ids of the DMs and group DMs `userID` is a member of.
+    func directConversations(of userID: String) throws -> [Int64]
+    /// DMs whose members are exactly `me` and `other` (or just `other`, when `me` is unknown).
+    func directMessages(with other: String, me: String?) throws -> [Int64]
+    func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing?
+    func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>?
+    func visibleConversations(
+        to token: APIToken, kinds: Set<ConversationKind>, excludeArchived: Bool, after afterID: String?, limit: Int
+    ) throws -> [ConversationListing]
+    func workspace() throws -> WorkspaceInfo?
+    func workspaces() throws -> [WorkspaceInfo]
+    func stats(conversation: Conversation?) throws -> ArchiveStats
+}
+
+extension Directory {
+    package func conversation(named reference: String) throws -> Conversation {
+        try conversation(named: reference, allowingPrefix: false)
+    }
+    package func stats() throws -> ArchiveStats { try stats(conversation: nil) }
+}
+
+/// `serve`'s API tokens: only their hashes are kept.
+package protocol TokenStore: ArchiveRole {
+    func createToken(userID: String, isAdmin: Bool, label: String?, now: Date) throws
+        -> (token: String, record: APIToken)
+    func verifyToken(_ token: String) throws -> APIToken?
+    func tokens() throws -> [APIToken]
+    func revokeToken(id: Int64) throws
+}
+
+/// Where imports and syncs write: listings, bulk sessions for exports, pages for dumps and syncs.
+package protocol ImportSink: ArchiveRole {
+    func storeExportListings(teamID: String, users: [UserInput], conversations: [ConversationInput]) throws
+        -> ExportListingsResult
+    /// One write session for a whole export: the body adds messages; the sink sizes its transactions.
+    func bulkImport(
+        _ listings: ExportListingsResult, commitMessages: Int, _ body: (inout BulkImportSession) throws -> Void
+    ) throws
+    /// Bytes the archive takes on disk (an import reports how much it grew before a write failed).
+    var fileSize: Int64 { get }
+    func apply(page: PageWrite) throws -> WriteCounts
+    /// A write session for many pages (a dump): the sink sizes its transactions and checkpoints.
+    func pageSession() -> any PageSession
+    func apply(pages: [PageWrite]) throws -> WriteCounts
+    func storeListings(users: [UserInput], conversations: [ConversationInput]) throws
+        -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
+    func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
+        -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int)
+    func addConversationIfMissing(_ input: ConversationInput) throws -> Bool
+    func recountReplies(conversations rowIDs: some Sequence<Int64>) throws
+    func applyPendingEvents() throws -> Int
+    /// `error` as the sink's write failure (a full disk, an I/O error) with what was committed, else nil.
+    func writeFailure(from error: any Error) -> BulkImportFailure?
+    /// Runs `write`, turning the backend's write errors into `BulkImportFailure` with `committed`.
+    func reportingFailure<T>(committed: WriteCounts, _ write: () throws -> T) throws -> T
+}
+
+extension ImportSink {
+    package func reportingFailure<T>(_ write: () throws -> T) throws -> T {
+        try reportingFailure(committed: WriteCounts(), write)
+    }
+}
+
+/// Pages written in large transactions; `finish()` when done (also on deinit, ignoring its error).
+package protocol PageSession: AnyObject {
+    /// Applies `pages` in one transaction.
+    ///
+    /// - Throws: `BulkImportFailure` when a write fails (a full disk, an I/O error), with what was committed.
+    func apply(pages: [PageWrite]) throws -> WriteCounts
+    /// Ends the session: what was committed is in the archive.
+    ///
+    /// - Throws: `BulkImportFailure` with `inWAL` when the last step of making it durable failed.
+    func finish() throws
+}
+
+/// Where each conversation's sync stands: runs, checkpoints, threads to revisit and gaps between pages.
+package protocol SyncState: ArchiveRole {
+    func syncRun(conversationRowID: Int64) throws -> SyncRun?
+    func syncCheckpoint(conversationRowID: Int64) throws -> String?
+    func syncThreads() throws -> [SyncThread]
+    func dropSyncThread(conversationRowID: Int64, threadTS: String) throws
+    func syncGaps() throws -> [SyncGap]
+}
+
+/// `check`, `upgrade` and the tests' size limits: finding damage and rebuilding what can be rebuilt.
+package protocol Maintenance: ArchiveRole {
+    /// The backend's own integrity check of its storage.
+    func storageProblems(limit: Int) throws -> [String]
+    func walkStoredMessages(_ body: (StoredMessage) throws -> Void) throws -> RawBlockSummary
+    func indexAgreement() throws -> IndexAgreement
+    func indexDisagreements(limit: Int) throws -> [Int64]
+    func indexDocumentMismatches(limit: Int) throws -> [Int64]
+    func countMismatches() throws -> [CountMismatch]
+    func replyCountShortfalls(limit: Int) throws -> (count: Int, examples: [String])
+    func attachmentProblems() throws -> [String: Int]
+    func rebuildSearchIndex() throws
+    func recountMessageCounts() throws
+    func refreshAllReplyCounts() throws
+    func repairAttachmentsAndBlocks(unreferencedBlocks: [Int64]) throws
+    func markForReimport(messageIDs: [Int64]) throws
+    func recountedMessageCounts() throws -> [Int64: [Int]]
+    func keptMessageCounts() throws -> [Int64: [Int]]
+    func repackOldBlocks(progress: (_ done: Int, _ total: Int) -> Void) throws -> RepackSummary?
+    /// Returns the storage freed, in bytes.
+    func reclaimFreeSpace() throws -> Int64
+    func pageCount() throws -> Int
+    /// The archive's bytes after a checkpoint (benchmarks: what an import leaves on disk).
+    func fileBytes() throws -> Int64
+    func limitSizeForTesting(pages: Int?) throws
+}
+
+/// Every role: one opened archive, whatever its backend.
+package protocol ArchiveStore: SearchIndex, Timelines, Directory, TokenStore, ImportSink, SyncState, Maintenance {
+    var access: Archive.Access { get }
+    /// Opening migrated, re-indexed or packed an archive an older version wrote.
+    var upgradedOnOpen: Bool { get }
+}

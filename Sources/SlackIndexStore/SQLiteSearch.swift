@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+
+/// A search compiled for the SQLite index once: its FTS5 expressions, rank spec, filter conditions and plan, shared
+/// by its hits and its count (they were compiled up to three times per search, and again for the count).
+struct SQLitePreparedSearch: PreparedSearch, @unchecked Sendable {  // StatementArguments: values only, never mutated
+    let archive: SQLiteArchive
+    /// The search with its prefixes expanded through the index's vocabulary.
+    let search: ResolvedSearch
+    /// The MATCH every hit matches (exclusions inside it), nil for a search without words.
+    let positive: String?
+    /// The MATCH of the excluded words when they run apart from the words (a search without words).
+    let negative: String?
+    /// `slackindex_rank`'s spec for `positive`.
+    let rankSpec: String
+    /// The filter conditions over `message m`, for plans that read message rows.
+    let conditions: (sql: String, arguments: StatementArguments)
+    let plan: SQLiteArchive.SearchPlan
+    let notes: [String]
+
+    /// Relevance ranks at most this share of the window when filters read each candidate's row.
+    private static let rowFilterWindowShare = 4
+
+    func hits(order: SearchOrder, offset: Int, limit: Int) throws -> RankedHits {
+        let (sum, overflow) = max(0, limit).addingReportingOverflow(max(0, offset))
+        let wanted = overflow ? Int.max : sum
+        guard positive != nil else {
+            let messages = try archive.filterOnly(self, newestFirst: order != .oldest, limit: wanted)
+            return RankedHits(hits: messages.dropFirst(max(0, offset)).map { ($0, 0) })
+        }
+        switch order {
+        case .newest, .oldest:
+            let candidates = try archive.searchCandidates(self, newestFirst: order == .newest, limit: wanted)
+            // Date orders keep bm25's information as a score where higher is better.
+            return RankedHits(hits: try read(candidates.map { ($0.sortKey, -$0.bm25) }, after: offset))
+        case .relevance(let size):
+            // Filters make the index walk read each candidate's row: a smaller window keeps that bounded.
+            let window = max(wanted, search.hasRowFilters ? size / Self.rowFilterWindowShare : size)
+            let candidates = try archive.searchCandidates(self, newestFirst: true, limit: window)
+            let ranked = Self.rank(candidates).prefix(wanted)
+            return RankedHits(
+                hits: try read(ranked.map { ($0.sortKey, $0.score) }, after: offset),
+                window: candidates.count >= window ? window : nil)
+        }
+    }
+
+    func count(cap: Int?) throws -> Int {
+        try archive.searchCount(self, cap: cap)
+    }
+
+    /// The messages of the ranked ids past the first `offset`, in order.
+    private func read(_ ranked: [(Int64, Double)], after offset: Int) throws -> [(message: Message, score: Double)] {
+        try archive.messages(ids: Array(ranked.dropFirst(max(0, offset))))
+    }
+
+    /// Relevance: bm25 (more negative is better) scaled up for recent messages, newest first on ties; higher is
+    /// better.
+    ///
+    /// score = −bm25 × (1 + 0.5 × e^(−age / 180 days)), age measured from the newest candidate, so an old
+    /// archive ranks the same today as on the day it was made.
+    /// - Complexity: O(k log k).
+    static func rank(_ candidates: [SearchCandidate]) -> [(sortKey: Int64, score: Double)] {
+        // Ages in whole seconds: an index-only candidate's time comes from its id, exact to the second (`MessageID`).
+        let microsecondsPerSecond: Int64 = 1_000_000
+        guard let newest = candidates.map({ $0.tsKey / microsecondsPerSecond }).max() else { return [] }
+        let halfLife = 180.0 * 86_400
+        return candidates.map { candidate -> (sortKey: Int64, score: Double) in
+            let age = Double(newest - candidate.tsKey / microsecondsPerSecond)
+            let recency = exp(-age / halfLife)
+            return (candidate.sortKey, -candidate.bm25 * (1 + 0.5 * recency))
+        }.sorted { lhs, rhs in
+            lhs.score != rhs.score ? lhs.score > rhs.score : lhs.sortKey > rhs.sortKey
+        }
+    }
+}
+
+extension SQLiteArchive {
+    /// How many words a prefix expands to at most.
+    static let maxPrefixWords = 64
+
+    /// Compiles `search` once: prefixes expanded through the vocabulary, the FTS5 expressions and rank spec, the
+    /// filter conditions and the plan, in one read.
+    ///
+    /// - Complexity: one vocabulary range read per prefix, one count per `in:` over conversations (the plan).
+    package func prepare(_ search: ResolvedSearch) throws -> any PreparedSearch {
+        try pool.read { db in
+            var notes: [String] = []
+            var expanded = search
+            expanded.words = try search.words.map { term in
+                try SQLiteArchive.expandingPrefix(term, notes: &notes, db: db)
+            }
+            let (positive, negative) = FTS5Query.match(expanded)
+            return SQLitePreparedSearch(
+                archive: self, search: expanded, positive: positive, negative: negative,
+                rankSpec: FTS5Query.rankSpec(expanded),
+                conditions: SQLiteArchive.conditions(expanded, negative: negative),
+                plan: try SQLiteArchive.plan(expanded, db: db), notes: notes)
+        }
+    }
+
+    /// `term`, when it is a prefix of ASCII letters and digits, replaced by the index's most frequent words with
+    /// that prefix (at most `maxPrefixWords`; a note says when more exist).
+    ///
+    /// The index answers a prefix by merging the doclists of every such word before it can return the newest
+    /// match (0.3 s for `valu*` on 1M messages); a choice among the words lets it merge lazily and stop early.
+    private static func expandingPrefix(_ term: TextTerm, notes: inout [String], db: Database) throws -> TextTerm {
+        let stem = term.text.lowercased()
+        guard term.kind == .prefix,
+            stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) })
+        else { return term }
+        let (words, total) = try prefixExpansion(stem, limit: maxPrefixWords, db: db)
+        if total > words.count {
+            notes.append("\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")
+        }
+        return TextTerm(.anyWord(words), term.text)
+    }
+}
