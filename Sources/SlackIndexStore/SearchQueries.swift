@@ -463,10 +463,14 @@ extension Archive {
         }
     }
 
-    /// Conversations whose Slack id, name or folder is `name` (case-insensitive).
+    /// Conversations whose Slack id, name or folder is `name` (case-insensitive), or `workspace/#name`.
     package func conversations(matching name: String) throws -> [Conversation] {
         try pool.read { db in
-            try Row.fetchAll(
+            if let qualified = WorkspaceLabel.split(name) {
+                return try Archive.workspaceConversationRows(qualified.name, workspace: qualified.workspace, in: db)
+                    .map(Archive.conversation)
+            }
+            return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(ConversationColumns.list) FROM conversation c
