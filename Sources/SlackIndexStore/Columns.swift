@@ -39,7 +39,8 @@ enum ConversationColumns {
 /// otherwise, and for conversations of no known workspace (those from dumps and sync pages).
 enum WorkspaceLabel {
     /// The label of the conversation aliased `alias`, as an SQL expression.
-    /// - Complexity: O(c) over the conversations (no index on names; an archive holds thousands at most).
+    /// - Complexity: O(w) over the workspaces (one or a few) when there is one; else O(c) over the conversations
+    ///   (no index on names; an archive holds thousands at most). The timeline asks once per page.
     static func sql(_ alias: String) -> String {
         """
         (SELECT CASE WHEN w.domain IS NOT NULL AND w.domain <> ''
@@ -47,6 +48,7 @@ enum WorkspaceLabel {
             THEN w.domain ELSE w.team_id END
          FROM workspace w
          WHERE w.id = \(alias).workspace_id
+            AND EXISTS (SELECT 1 FROM workspace other WHERE other.id <> w.id)
             AND EXISTS (SELECT 1 FROM conversation o WHERE o.name = \(alias).name
                 AND o.workspace_id IS NOT \(alias).workspace_id))
         """
