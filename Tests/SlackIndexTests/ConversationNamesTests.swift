@@ -139,3 +139,26 @@ import Testing
         #expect(list.filter { $0["name"] as? String == "frontend" }.allSatisfy { $0["workspace"] == nil })
     }
 }
+
+/// The web UI over two workspaces in a real browser (`scripts/web_ui_workspaces.py`, headless Chromium as
+/// `WebUIBrowserTests`): the sidebar, the title, the in: chip and the results name the workspace of shared names.
+@Suite struct WorkspaceBrowserTests {
+    @Test(.enabled(if: WebUIBrowserTests.required || WebUIBrowserTests.available, "needs python3 with selenium and chromium-driver"))
+    func theSidebarTitleChipAndResultsNameTheWorkspace() throws {
+        let (_, db) = try TwoWorkspaceTests.archive()
+        let token = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.adminUser, "--admin"]).stdout
+            .trimmingCharacters(in: .newlines)
+        let server = try ServeCLITests.serve(db: db)
+        let base = String(server.url.dropLast("api/".count))
+        let script = TestSupport.root.appendingPathComponent("scripts/web_ui_workspaces.py").path
+        let run = try SlackSDKClientTests.python([script, base, token, "the in:globex/#general"])
+        #expect(server.stop() == 0)
+        try #require(run.status == 0, "\(run.stderr)")
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let sidebar = (out["sidebar"] as? [[String]] ?? []).filter { $0.first == "general" || $0.first == "frontend" }
+        #expect(Set(sidebar) == [["general", "acme"], ["general", "globex"], ["frontend", ""]], "\(sidebar)")
+        #expect(out["title"] as? String == "globex/#general")
+        #expect(Set(out["chips"] as? [String] ?? []) == ["acme/#general", "globex/#general"])
+        #expect(out["hits"] as? [String] == ["globex/#general"])
+    }
+}
