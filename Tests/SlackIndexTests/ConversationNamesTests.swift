@@ -143,7 +143,10 @@ import Testing
 /// The web UI over two workspaces in a real browser (`scripts/web_ui_workspaces.py`, headless Chromium as
 /// `WebUIBrowserTests`): the sidebar, the title, the in: chip and the results name the workspace of shared names.
 @Suite struct WorkspaceBrowserTests {
-    @Test(.enabled(if: WebUIBrowserTests.required || WebUIBrowserTests.available, "needs python3 with selenium and chromium-driver"))
+    @Test(
+        .enabled(
+            if: WebUIBrowserTests.required || WebUIBrowserTests.available,
+            "needs python3 with selenium and chromium-driver"))
     func theSidebarTitleChipAndResultsNameTheWorkspace() throws {
         let (_, db) = try TwoWorkspaceTests.archive()
         let token = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.adminUser, "--admin"]).stdout

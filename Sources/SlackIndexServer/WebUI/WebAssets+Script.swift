@@ -324,7 +324,8 @@ extension WebAssets {
     let h = '';
     for (const [kind, title] of GROUPS) {
       let items = S.convs.filter((c) => c.kind === kind)
-        .map((c) => ({ c, score: fuzzy(q, c.workspace ? c.label + ' ' + c.workspace : c.label) })).filter((x) => x.score >= 0);
+        .map((c) => ({ c, score: fuzzy(q, c.workspace ? c.label + ' ' + c.workspace : c.label) }))
+        .filter((x) => x.score >= 0);
       if (q) items.sort((x, y) => y.score - x.score);
       if (!items.length) continue;
       h += '<h2>' + esc(title) + '</h2><ul>';
@@ -332,7 +333,8 @@ extension WebAssets {
         const prefix = kind === 'channel' ? '#' : kind === 'private' ? LOCK_ICON : kind === 'dm' ? '●' : '◆';
         h += '<li><a class="conv' + (c.id === S.conv ? ' active' : '') + (c.is_archived ? ' archived' : '') + '" href="#/' +
           esc(c.id) + '" data-id="' + esc(c.id) + '"' + (c.id === S.conv ? ' aria-current="page"' : '') + '><span class="prefix" aria-hidden="true">' +
-          prefix + '</span><span class="cname">' + esc(c.label) + '</span>' + (c.workspace ? '<span class="ws">' + esc(c.workspace) + '</span>' : '') +
+          prefix + '</span><span class="cname">' + esc(c.label) + '</span>' +
+          (c.workspace ? '<span class="ws">' + esc(c.workspace) + '</span>' : '') +
           '<span class="count" title="messages">' +
           esc(fmtNum(c.count)) + '</span></a></li>';
       }

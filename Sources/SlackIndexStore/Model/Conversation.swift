@@ -54,7 +54,8 @@ public struct Conversation: Sendable, Hashable, Codable {
         switch kind {
         case .channel, .private: shown = "#" + name
         case .dm: shown = name
-        case .mpim: shown = Conversation.groupMessageMembers(name).map { $0.map { "@" + $0 }.joined(separator: ", ") } ?? name
+        case .mpim:
+            shown = Conversation.groupMessageMembers(name).map { $0.map { "@" + $0 }.joined(separator: ", ") } ?? name
         }
         guard let workspace, !workspace.isEmpty else { return shown }
         return workspace + "/" + shown
