@@ -6,7 +6,8 @@ Usage: web_ui_browser.py BASE_URL SPEC_JSON SCREENSHOT_DIR
 SPEC_JSON names the tokens and the archive's data the checks use (written by WebUIBrowserTests):
   member, outsider: tokens; channel: a long public channel; middle: a ts in it; thread_channel, thread: a thread
   parent; long_thread: a thread parent with over two pages of replies;
-  query: a word with more than a page (20) of results; filter: a channel name (for the in: chip); xss: [[channel, ts], ...];
+  query: a word with more than a page (20) of results; misspelled: a word one typo from a word the archive holds;
+  filter: a channel name (for the in: chip); xss: [[channel, ts], ...];
   hidden: a DM the outsider is not in, hidden_ts: a message in it, hidden_word: a word only found in it.
 
 Prints one JSON object of what it saw; exits 1 with the failing check on stderr. Each check waits for the page
@@ -133,6 +134,14 @@ out["first_page"] = first
 out["day_headers"] = js("return document.querySelectorAll('#timeline .dayhead').length")
 check(out["day_headers"] > 0, "day headers")
 check(js("return getComputedStyle(document.querySelector('.dayhead')).position") == "sticky", "sticky day headers")
+# A day scrolled to the top: its header, stuck there, ends above the day's first message (it covered 14px of it).
+out["dayhead_overlap"] = js("""const t = document.getElementById('timeline');
+  const sec = [...t.querySelectorAll('section.day')][1];
+  t.scrollTop += sec.getBoundingClientRect().top - t.getBoundingClientRect().top;
+  const head = sec.querySelector('.dayhead').getBoundingClientRect();
+  const first = sec.querySelector('article.msg').getBoundingClientRect();
+  return Math.round(head.bottom - first.top);""")
+js("const t = document.getElementById('timeline'); t.scrollTop = t.scrollHeight")
 check(js("const t = document.getElementById('timeline'); return t.scrollHeight - t.scrollTop - t.clientHeight < 5"),
       "the newest page opens scrolled to the bottom")
 pages_back = []
@@ -237,6 +246,20 @@ wait(lambda: js("""const l = [...document.querySelectorAll('#timeline .linked, #
   return l.length > 0 && l.every(e => e.dataset.ts === arguments[0]);""", want), "the result in its conversation")
 check(js("return document.querySelector('.linked').dataset.ts") == want, "the result's message is highlighted")
 out["result_opened"] = href.split("#", 1)[1]
+# Away from the results, the search box no longer holds their query.
+out["search_box_after"] = q.get_attribute("value")
+
+# --- "did you mean": a misspelled word offers the correction, which searches it ---
+q.clear()
+q.send_keys(SPEC["misspelled"])
+wait(lambda: js("return !document.getElementById('suggest').hidden"), "the did-you-mean suggestion")
+out["suggestion"] = js("return document.getElementById('suggestion').textContent")
+driver.find_element(By.ID, "suggestion").click()
+wait(lambda: q.get_attribute("value") == out["suggestion"] and js(
+    "return document.querySelectorAll('#hits a.hit').length > 0 && document.getElementById('suggest').hidden"),
+     "the suggestion's results")
+q.send_keys(Keys.ESCAPE)
+body.send_keys(Keys.ESCAPE)
 
 # --- a shared link, opened fresh (reload) ---
 shared = "%s/#/%s/%s" % (BASE, SPEC["channel"], SPEC["middle"])
@@ -275,9 +298,14 @@ out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
   return {
     html: head, link: text.querySelector('a[href^=http]').getAttribute('href'),
     mention: text.querySelector('.mention:not(.loud)').textContent, here: text.querySelector('.mention.loud').textContent,
-    emoji: text.querySelector('.emoji').textContent, edited: !!m.querySelector('.edited'),
+    emoji: text.querySelector('.emoji') ? text.querySelector('.emoji').textContent : (text.textContent.match(/:tada:/) || [null])[0],
+    emoji_font: document.documentElement.dataset.emoji, edited: !!m.querySelector('.edited'),
     reaction: m.querySelector('.reaction').textContent, reacted: m.querySelector('.reaction').title,
     file: m.querySelector('.files li').textContent.trim(),
+    file_link: m.querySelector('.files a.file') && m.querySelector('.files a.file').getAttribute('href'),
+    grouped: [...m.closest('section').querySelectorAll('article')].filter(a => a.classList.contains('cont')).map(a => a.id.slice(2)),
+    group_head: (() => { const c = m.closest('section').querySelector('article.cont');
+      return c ? [getComputedStyle(c.querySelector('.av')).visibility, getComputedStyle(c.querySelector('.name')).display] : null; })(),
     bot: bot ? bot.querySelector('.meta').textContent.replace(/\\s*\\d+:\\d+.*$/, '').trim() : null,
     join_quiet: !!(join && join.classList.contains('quiet')),
     quote: block && block.querySelector('blockquote') && block.querySelector('blockquote').textContent,

@@ -18,7 +18,27 @@ extension SlackAPI {
     ///   `exact_total=false`) an exact count of matches.
     func searchMessages(_ request: APIRequest) throws -> [(String, JSONValue)] {
         let page = try SearchPage(request, options: try searchOptions(request))
-        return try searchAnswer(page, hits: try localHits(page), remote: nil)
+        let found = try localHits(page)
+        let suggestion = try self.suggestion(page, hits: found.hits.count)
+        return try searchAnswer(page, hits: found, remote: nil)
+            + (suggestion.map { [("suggestion", .string($0))] } ?? [])
+    }
+
+    /// "Did you mean" for a first page of (almost) no hits (slackindex's own `suggestion`, the query with the
+    /// terminal's correction): offered only when the corrected query finds a message the token may read, since
+    /// the spellings come from the whole archive's words.
+    /// - Complexity: the suggestions' vocabulary lookups (a few ms a word), then one search of one hit.
+    func suggestion(_ page: SearchPage, hits: Int) throws -> String? {
+        guard page.number == 1, hits <= SearchEngine.rareWordMessages else { return nil }
+        var options = page.options
+        options.offset = 0
+        let parsed = engine.parse(page.query, options: options)
+        let suggestions = try engine.suggestions(for: parsed, variants: options.wordVariants)
+        guard !suggestions.isEmpty else { return nil }
+        let corrected = engine.corrected(parsed, with: suggestions)
+        options.limit = 1
+        let visible = try? engine.search(corrected, text: corrected.slackSyntax, options: options).hits.isEmpty == false
+        return visible == true ? corrected.slackSyntax : nil
     }
 
     /// The archive's hits for a page and the number of matches (exact, or a lower bound without `exact_total`).

@@ -22,12 +22,13 @@ extension SlackAPI {
         return [("conversations", .array(objects)), ("users", try uiUsers(Set(named)))]
     }
 
-    /// A conversation as the UI's sidebar knows it (`count`, its messages, when given); DMs and group DMs with
-    /// their members so the UI can name them.
+    /// A conversation as the UI's sidebar knows it (`count`, its messages, when given; `workspace` where another
+    /// workspace holds the same name); DMs and group DMs with their members so the UI can name them.
     static func uiConversation(_ c: Conversation, count: Int?) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("id", .string(c.id)), ("kind", .string(c.kind.rawValue)), ("name", .string(c.name)),
         ]
+        if let workspace = c.workspace { members.append(("workspace", .string(workspace))) }
         if let count { members.append(("count", .int(count))) }
         members.append(("is_archived", .bool(c.isArchived)))
         if c.kind == .dm || c.kind == .mpim {

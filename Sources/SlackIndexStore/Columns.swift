@@ -20,7 +20,8 @@ enum UserColumns {
 enum ConversationColumns {
     static let list = """
         c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members, c.created,
-        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain
+        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain,
+        \(WorkspaceLabel.sql("c")) AS workspace_label
         """
 
     static func conversation(_ row: Row) -> Conversation {
@@ -29,7 +30,39 @@ enum ConversationColumns {
         return Conversation(
             rowID: row["id"], id: row["slack_id"], kind: ConversationKind(rawValue: row["kind"]) ?? .channel,
             name: row["name"], topic: row["topic"], purpose: row["purpose"], isArchived: row["is_archived"],
-            members: members, workspaceDomain: row["workspace_domain"])
+            members: members, workspaceDomain: row["workspace_domain"], workspace: row["workspace_label"])
+    }
+}
+
+/// The name of a conversation's workspace where another workspace in the archive holds a conversation of the same
+/// name (two exports' `#general`): its Slack domain, or its team id when the domain is unknown or shared. NULL
+/// otherwise, and for conversations of no known workspace (those from dumps and sync pages).
+enum WorkspaceLabel {
+    /// The label of the conversation aliased `alias`, as an SQL expression.
+    /// - Complexity: O(w) over the workspaces (one or a few) when there is one; else O(c) over the conversations
+    ///   (no index on names; an archive holds thousands at most). The timeline asks once per page.
+    static func sql(_ alias: String) -> String {
+        """
+        (SELECT CASE WHEN w.domain IS NOT NULL AND w.domain <> ''
+                AND NOT EXISTS (SELECT 1 FROM workspace x WHERE x.domain = w.domain AND x.id <> w.id)
+            THEN w.domain ELSE w.team_id END
+         FROM workspace w
+         WHERE w.id = \(alias).workspace_id
+            AND EXISTS (SELECT 1 FROM workspace other WHERE other.id <> w.id)
+            AND EXISTS (SELECT 1 FROM conversation o WHERE o.name = \(alias).name
+                AND o.workspace_id IS NOT \(alias).workspace_id))
+        """
+    }
+
+    /// Splits `acme/#general` (or `acme/general`) into a workspace (its domain or team id) and a conversation
+    /// name; nil when the text holds no `/` with something on both sides.
+    static func split(_ reference: String) -> (workspace: String, name: String)? {
+        guard let slash = reference.firstIndex(of: "/") else { return nil }
+        let workspace = String(reference[..<slash])
+        var name = String(reference[reference.index(after: slash)...])
+        if name.hasPrefix("#") { name.removeFirst() }
+        guard !workspace.isEmpty, !name.isEmpty else { return nil }
+        return (workspace, name)
     }
 }
 

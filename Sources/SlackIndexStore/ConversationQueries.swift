@@ -1,8 +1,9 @@
 import GRDB
 
 extension SQLiteArchive {
-    /// Finds a conversation by Slack id, `#name`, name or export folder name; with `allowingPrefix`, also by the
-    /// start of one name (case and accents ignored) when that fits one conversation only.
+    /// Finds a conversation by Slack id, `#name`, name, export folder name or `workspace/#name` (a domain or team
+    /// id before the slash); with `allowingPrefix`, also by the start of one name (case and accents ignored) when
+    /// that fits one conversation only.
     ///
     /// - Throws: `StoreError.conversationNotFound` (with the closest names) or `.ambiguousConversation` (listing
     ///   the candidates).
@@ -26,6 +27,9 @@ extension SQLiteArchive {
             rows = try Row.fetchAll(
                 db, sql: sql + " WHERE c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE", arguments: [name, name])
         }
+        if rows.isEmpty, let qualified = WorkspaceLabel.split(name) {
+            rows = try workspaceConversationRows(qualified.name, workspace: qualified.workspace, in: db)
+        }
         if rows.isEmpty, allowingPrefix {
             rows = try Row.fetchAll(db, sql: "SELECT \(ConversationColumns.list), c.folder FROM conversation c")
                 .filter { row in
@@ -40,6 +44,21 @@ extension SQLiteArchive {
         }
         throw StoreError.ambiguousConversation(
             reference, candidates: rows.map { "\(conversation($0).displayName) (\($0["slack_id"] as String))" })
+    }
+
+    /// The rows of the conversations named `name` (or with that export folder, case ignored) in the workspace whose
+    /// domain or team id is `workspace`.
+    /// - Complexity: O(c) over the conversations.
+    static func workspaceConversationRows(_ name: String, workspace: String, in db: Database) throws -> [Row] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT \(ConversationColumns.list) FROM conversation c
+                WHERE (c.name = ? COLLATE NOCASE OR c.folder = ? COLLATE NOCASE)
+                    AND c.workspace_id IN (SELECT id FROM workspace WHERE domain = ? COLLATE NOCASE
+                        OR team_id = ? COLLATE NOCASE)
+                ORDER BY c.id
+                """, arguments: [name, name, workspace, workspace])
     }
 
     /// The conversation with this Slack id, or nil. Every cursor step of a `Timeline` asks, so the statement is

@@ -8,7 +8,8 @@ enum MessageRows {
         coalesce(nullif(u.display_name, ''), nullif(u.real_name, ''), u.handle, m.username, m.user_id) AS author,
         m.text, \(SearchTextColumn.sql("m")) AS search_text, m.subtype, m.thread_ts, m.reply_count, m.edited_ts,
         m.is_deleted, m.flags,
-        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain
+        (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain,
+        \(WorkspaceLabel.sql("c")) AS workspace_label
         """
 
     /// The joins that `columns` needs, after `FROM message m` (or an FTS table joined to `m`).
@@ -19,7 +20,9 @@ enum MessageRows {
 
     static func message(_ row: Row) -> Message {
         let kind = ConversationKind(rawValue: row["kind"]) ?? .channel
-        let conversation = Conversation(rowID: 0, id: row["slack_id"], kind: kind, name: row["name"]).displayName
+        let conversation = Conversation(
+            rowID: 0, id: row["slack_id"], kind: kind, name: row["name"], workspace: row["workspace_label"]
+        ).displayName
         let id: Int64 = row["id"]
         return Message(
             rowID: id, conversationID: row["slack_id"], conversation: conversation, ts: row["ts"],

@@ -145,6 +145,12 @@ extension SQLiteArchive {
     /// order-independent (`applyPendingEvents`, newest edit wins), so only pages with reactions or sync progress,
     /// whose order matters, are written one after the other as they come.
     package func apply(pages: [PageWrite]) throws -> WriteCounts {
+        var copies = RepeatedCopies()
+        return try apply(pages: pages, copies: &copies)
+    }
+
+    /// `apply(pages:)` counting a message that pages of earlier calls held too by `copies` (one import's).
+    func apply(pages: [PageWrite], copies: inout RepeatedCopies) throws -> WriteCounts {
         try pool.write { db in
             var counts = WriteCounts()
             var start = 0
@@ -156,7 +162,7 @@ extension SQLiteArchive {
                 }
                 var end = start + 1
                 while end < pages.count && !pages[end].isOrdered { end += 1 }
-                counts.add(try SQLiteArchive.writeInTimeOrder(pages[start..<end], in: db))
+                counts.add(try SQLiteArchive.writeInTimeOrder(pages[start..<end], copies: &copies, in: db))
                 start = end
             }
             return counts
@@ -167,7 +173,9 @@ extension SQLiteArchive {
     /// earlier page's), then each page's deletions and span.
     ///
     /// - Complexity: O(m log m) to order m messages, plus O(m log n) to write them into an archive of n.
-    private static func writeInTimeOrder(_ pages: ArraySlice<PageWrite>, in db: Database) throws -> WriteCounts {
+    private static func writeInTimeOrder(
+        _ pages: ArraySlice<PageWrite>, copies: inout RepeatedCopies, in db: Database
+    ) throws -> WriteCounts {
         var counts = WriteCounts()
         for page in pages { try page.checkPacking() }
         for page in pages { counts.placeholders += try SQLiteArchive.insertPlaceholders(page.placeholders, in: db) }
@@ -188,7 +196,9 @@ extension SQLiteArchive {
             // is copied, which retains a dozen strings.
             let base = blockBase[entry.page] ?? 0
             let outcome = try writer.upsert(pages[entry.page].messages, at: entry.message, rawBlockBase: base)
-            counts.count(outcome)
+            copies.count(
+                outcome, conversation: pages[entry.page].messages[entry.message].conversationRowID, key: entry.key,
+                isThreadParent: pages[entry.page].messages[entry.message].threadKey == entry.key, into: &counts)
         }
         try writer.flushCounts()
         for page in pages {
@@ -259,6 +269,43 @@ extension SQLiteArchive {
     }
 }
 
+/// Counts a message that several pages of one import hold once, as added, updated or unchanged by what its first
+/// copy found (issue 55: a dump into an empty archive reported its thread parents, which come in their history page
+/// and their replies page, "unchanged" too). Thread parents are remembered for the whole import (there are far
+/// fewer threads than messages); other messages only among the copies of one ts next to each other in a write.
+struct RepeatedCopies {
+    private struct Key: Hashable {
+        var conversation: Int64
+        var ts: Int64
+    }
+    private var parents: [Key: UpsertOutcome] = [:]
+    private var sameTS: (ts: Int64, outcomes: [Int64: UpsertOutcome]) = (Int64.min, [:])
+
+    /// Counts `outcome` of the message at `key` into `counts` unless an earlier copy was counted: a copy that
+    /// changes a message found unchanged makes it one updated message.
+    /// - Complexity: O(1).
+    mutating func count(
+        _ outcome: UpsertOutcome, conversation: Int64, key ts: Int64, isThreadParent: Bool,
+        into counts: inout WriteCounts
+    ) {
+        if ts != sameTS.ts { sameTS = (ts, [:]) }
+        let key = Key(conversation: conversation, ts: ts)
+        let earlier = sameTS.outcomes[conversation] ?? (isThreadParent ? parents[key] : nil)
+        var now = outcome
+        switch (earlier, outcome) {
+        case (nil, _):
+            counts.count(outcome)
+        case (.unchanged?, .updated):
+            counts.unchanged -= 1
+            counts.updated += 1
+        case (let first?, _):
+            now = first
+        }
+        sameTS.outcomes[conversation] = now
+        if isThreadParent { parents[key] = now }
+    }
+}
+
 extension SQLiteArchive {
     package func pageSession() -> any PageSession { SQLitePagesSession(archive: self) }
 }
@@ -272,6 +319,8 @@ final class SQLitePagesSession: PageSession {
     private let wal = WALLength()
     private let checkpointer: Checkpointer?
     private var finished = false
+    /// The import's messages counted so far that later pages may hold again (only the writer thread uses it).
+    private var copies = RepeatedCopies()
     /// WAL pages after which the writer waits for the WAL to start over (256 MB of 16 KiB pages).
     private let checkpointPages: Int32 = 16_000
 
@@ -289,7 +338,7 @@ final class SQLitePagesSession: PageSession {
     /// - Throws: `BulkImportFailure` when a write fails (a full disk, an I/O error): counting nothing when the pages'
     ///   transaction failed, their counts when the checkpoint after their commit did.
     func apply(pages: [PageWrite]) throws -> WriteCounts {
-        let counts = try archive.reportingFailure { try archive.apply(pages: pages) }
+        let counts = try archive.reportingFailure { try archive.apply(pages: pages, copies: &copies) }
         // Committed: a checkpoint that fails after this counts what the pages wrote.
         do {
             let ticket = checkpointer?.request()

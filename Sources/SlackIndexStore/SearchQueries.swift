@@ -464,10 +464,14 @@ extension SQLiteArchive {
         }
     }
 
-    /// Conversations whose Slack id, name or folder is `name` (case-insensitive).
+    /// Conversations whose Slack id, name or folder is `name` (case-insensitive), or `workspace/#name`.
     package func conversations(matching name: String) throws -> [Conversation] {
         try pool.read { db in
-            try Row.fetchAll(
+            if let qualified = WorkspaceLabel.split(name) {
+                return try SQLiteArchive.workspaceConversationRows(qualified.name, workspace: qualified.workspace, in: db)
+                    .map(SQLiteArchive.conversation)
+            }
+            return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(ConversationColumns.list) FROM conversation c

@@ -75,7 +75,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
                 + (closest.isEmpty ? "" : "; did you mean \(closest.joined(separator: ", "))?")
                 + (closest.isEmpty ? "; names are channel names (with or without #) or ids." : "")
         case .ambiguousConversation(let name, let candidates):
-            "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
+            "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids"
+                + (candidates.contains { $0.contains("/#") } ? " or the workspace/#name shown." : ".")
         case .invalidArgument(let message):
             message
         case .writeFailed(let path, let reason, let isDiskFull, let freeBytes):

@@ -7,7 +7,8 @@ struct ConversationsCommand: ParsableCommand {
         commandName: "conversations",
         abstract: "List the archive's conversations: kind, members, messages, first and last date, sync state.",
         discussion: """
-            The names listed are what history, thread, stats and search's in: take.
+            The names listed are what history, thread, stats and search's in: take. Group DMs are named by \
+            their members; where two workspaces in the archive share a name it reads acme/#general.
 
             Exit status: 0 when something is listed, 1 when nothing matches.
 
@@ -43,7 +44,10 @@ struct ConversationsCommand: ParsableCommand {
         let wanted = filter.map(Self.folded)
         let rows = try archive.store.conversationSummaries().filter { row in
             (kind.isEmpty || kind.contains(row.conversation.kind))
-                && (wanted.map { Self.folded(row.conversation.name).contains($0) || row.conversation.id.lowercased().contains($0) } ?? true)
+                && (wanted.map { want in
+                    [row.conversation.name, row.conversation.displayName].contains { Self.folded($0).contains(want) }
+                        || row.conversation.id.lowercased().contains(want)
+                } ?? true)
         }
         let zone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
         if json {
@@ -96,6 +100,8 @@ struct ConversationJSON: Encodable {
     var syncedTS: String?
     var syncInterrupted: Bool
     var isArchived: Bool
+    /// The workspace, where another one in the archive holds the same name.
+    var workspace: String?
 
     init(_ row: ConversationSummary) {
         id = row.conversation.id
@@ -108,12 +114,13 @@ struct ConversationJSON: Encodable {
         syncedTS = row.syncedTS
         syncInterrupted = row.syncInterrupted
         isArchived = row.conversation.isArchived
+        workspace = row.conversation.workspace
     }
 
     private static let utc = TimeZone(identifier: "UTC") ?? .current
 
     private enum CodingKeys: String, CodingKey {
-        case id, name, kind, members, messages, first, last, isArchived = "is_archived"
+        case id, name, kind, members, messages, first, last, workspace, isArchived = "is_archived"
         case syncedTS = "synced_ts", syncInterrupted = "sync_interrupted"
     }
 }

@@ -63,7 +63,11 @@ struct HistoryCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
 
-    @Argument(help: "The conversation: #name, name, a unique start of a name, id, or a permalink (opens the page around it).")
+    @Argument(
+        help: """
+            The conversation: #name, name, workspace/#name, a unique start of a name, id, or a permalink (opens the \
+            page around it).
+            """)
     var conversation: String?
 
     @Option(help: ArgumentHelp("Messages before this point.", valueName: "point"))

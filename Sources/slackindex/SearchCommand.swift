@@ -11,7 +11,8 @@ struct SearchCommand: AsyncParsableCommand {
             (a DM), from:@user, to:@user, with:@user, before:/after:/on:/during: with a date (2024-05-01, \
             2024-05, 2024, may, today, yesterday, monday, "last week", "last month", "3 days ago"), \
             has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread, and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches. \
-            Anything the parser cannot use is searched as words, and stderr says so.
+            Anything the parser cannot use is searched as words, and stderr says so. Where two workspaces \
+            in the archive share a conversation's name, in:acme/#general names one (hits print it so).
 
             A word also finds its English forms (deploy: deployed, deploying, deploys, deployment), the exact \
             form ranked first; "quoted" words and phrases, prefix* and words with digits or accents match as \

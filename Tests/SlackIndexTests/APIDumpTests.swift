@@ -119,7 +119,8 @@ import Testing
         // Twice: nothing new.
         let again = Importer(archive: archive).importPaths([root.path])
         #expect(again.messagesAdded == 0 && again.messagesUpdated == 0 && again.conversationsAdded == 0, "\(again)")
-        #expect(again.messagesUnchanged == 8, "the thread's parent is in its history page and its reply file")
+        // The thread's parent is in its history page and its reply file: one message, counted once (issue 55).
+        #expect(again.messagesUnchanged == 7, "\(again)")
     }
 
     @Test func theCLIImportsATreeIntoANewArchive() throws {

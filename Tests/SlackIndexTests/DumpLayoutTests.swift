@@ -40,7 +40,9 @@ import Testing
         // order, newest page first.
         let summary = Importer(archive: archive, commitMessages: 4).importPaths([path])
         #expect(!summary.hasSkips, "\(summary.skippedFiles) \(summary.skipReasons)")
+        // Thread parents come in history and replies pages: each is one message added, not also "unchanged".
         #expect(summary.messagesAdded == 21, "\(summary)")
+        #expect(summary.messagesUpdated == 0 && summary.messagesUnchanged == 0, "\(summary)")
         #expect(summary.conversationsAdded == 3 && summary.placeholderUsers == 0, "\(summary)")
         #expect(try DumpFixture.contents(of: archive) == expected)
         let stats = try archive.stats()
@@ -50,6 +52,7 @@ import Testing
         #expect(dm.kind == .dm && dm.displayName.contains("bob"), "\(dm.displayName)")
         let again = Importer(archive: archive).importPaths([path])
         #expect(again.messagesAdded == 0 && again.messagesUpdated == 0 && again.conversationsAdded == 0, "\(again)")
+        #expect(again.messagesUnchanged == 21, "each message once: \(again)")
     }
 
     /// A dump onto the export's archive adds nothing and counts the conversations it lists as updated or

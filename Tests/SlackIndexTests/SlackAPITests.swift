@@ -343,6 +343,32 @@ import Testing
         #expect((permalink["permalink"] as? String)?.hasSuffix("/archives/\(channel)/p1716185438024538") == true)
     }
 
+    /// "Did you mean" in `search.messages` (slackindex's `suggestion`), for the web UI as the terminal has it, only
+    /// when the correction finds messages the token may read (issue 55).
+    @Test func searchSuggestsACorrectionTheTokenCanRead() async throws {
+        let f = try APIFixture()
+        let typo = try await f.ok("search.messages", ["query": "excepton"])
+        #expect(typo["suggestion"] as? String == "exception")
+        let right = try await f.ok("search.messages", ["query": "exception"])
+        #expect(right["suggestion"] == nil)
+
+        // A word only a DM holds, misspelled: the outsider is not told it.
+        let oracle = try SampleOracle(folder: TestSupport.sampleFolder)
+        let visible = Set(
+            oracle.conversations.filter { $0.kind == "channel" || $0.members.contains(APIFixture.outsider) }.map(\.id))
+        let seen = Set(oracle.messages.filter { visible.contains($0.conversationID) }.flatMap(\.tokens))
+        let hidden = try #require(
+            oracle.messages.filter { $0.conversationID == APIFixture.dm }.flatMap(\.tokens)
+                .filter { $0.count > 5 && !seen.contains($0) && $0.allSatisfy(\.isLetter) }.min())
+        let misspelled = String(hidden.dropLast())
+        let member = try f.token(for: APIFixture.dmMembers[0])
+        let asMember = try await f.ok("search.messages", ["query": misspelled], token: member)
+        #expect(asMember["suggestion"] as? String == hidden, "the DM's member is offered it")
+        let outsider = try f.token(for: APIFixture.outsider)
+        let asOutsider = try await f.ok("search.messages", ["query": misspelled], token: outsider)
+        #expect(asOutsider["suggestion"] as? String != hidden)
+    }
+
     @Test func tokensAreStoredHashedAndNeedAKnownUser() throws {
         let archive = try TestSupport.sampleArchive()
         let (token, record) = try archive.createToken(userID: APIFixture.outsider, isAdmin: true, label: "ci")

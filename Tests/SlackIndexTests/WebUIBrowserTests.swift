@@ -162,7 +162,7 @@ import Testing
                 "text": "*bold* _slanted_ ~gone~ `code` <https://example.com/x|a link> <@\(APIFixture.dmMembers[1])> <!here> :tada:",
                 "edited": ["user": user, "ts": "1716000001.000000"],
                 "reactions": [["name": "tada", "count": 2, "users": APIFixture.dmMembers]],
-                "files": [["id": "F0UITEST", "name": "report.pdf", "size": 123_456]],
+                "files": [["id": "F0UITEST", "name": "report.pdf", "size": 123_456, "permalink": fileLink]],
             ],
             ["type": "message", "subtype": "bot_message", "bot_id": "B0UITEST", "username": "deploybot",
              "ts": "1716000000.000402", "text": "Deployed"],
@@ -173,6 +173,14 @@ import Testing
             ["type": "message", "subtype": "thread_broadcast", "user": user, "ts": "1716000000.000405",
              "thread_ts": longThread, "text": "broadcast to the channel"],
         ]
+    }
+
+    static let fileLink = "https://acme.slack.com/files/U0UITEST/F0UITEST/report.pdf"
+
+    /// Whether the system has a font that draws emoji (fontconfig asked for 🎉): the UI shows `:name:` without.
+    static var systemDrawsEmoji: Bool {
+        let run = try? CLITests.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["fc-list", ":charset=1f389"])
+        return run.map { $0.status == 0 && !$0.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty } ?? false
     }
 
     /// A thread of 130 replies (the panel reads 50 a page), as an API page's messages.
@@ -222,7 +230,7 @@ import Testing
         let spec: [String: Any] = [
             "member": member, "outsider": outsider, "channel": marketing, "channel_name": "marketing",
             "middle": history[history.count / 2], "thread_channel": general, "thread": "1716185438.024538",
-            "query": "exception", "filter": "general", "xss": Self.xss.map { [general, $0.0] },
+            "query": "exception", "misspelled": "excepton", "filter": "general", "xss": Self.xss.map { [general, $0.0] },
             "rendered": "1716000000.000401", "long_thread": Self.longThread,
             "hidden": APIFixture.dm, "hidden_ts": try #require(dmMessages.first?.ts), "hidden_word": hiddenWord,
         ]
@@ -261,11 +269,26 @@ import Testing
         #expect(rendered["link"] as? String == "https://example.com/x")
         #expect(rendered["mention"] as? String == "@Matthew Thompson")
         #expect(rendered["here"] as? String == "@here")
-        #expect(rendered["emoji"] as? String == "🎉")
+        // Emoji as glyphs where the system draws them, else as `:name:` (they were empty boxes).
+        let emojiFont = Self.systemDrawsEmoji
+        #expect(rendered["emoji_font"] as? String == (emojiFont ? "font" : "none"))
+        #expect(rendered["emoji"] as? String == (emojiFont ? "🎉" : ":tada:"))
         #expect(rendered["edited"] as? Bool == true)
-        #expect(rendered["reaction"] as? String == "🎉 2")
+        #expect(rendered["reaction"] as? String == (emojiFont ? "🎉 2" : ":tada: 2"))
         #expect((rendered["reacted"] as? String)?.contains("Matthew Thompson") == true)
-        #expect(rendered["file"] as? String == "📄report.pdf 120.6 KB")
+        #expect(rendered["file"] as? String == "report.pdf 120.6 KB")
+        #expect(rendered["file_link"] as? String == Self.fileLink)
+        // One author's messages within five minutes are one group: the three markup messages follow each other,
+        // then the rendered one; the app's message, the join, the message after the join and the broadcast start
+        // groups; the long thread's parent follows the broadcast.
+        let grouped = (rendered["grouped"] as? [String] ?? []).filter { $0.hasPrefix("1716000000.") }
+        let xssTail = Self.xss.dropFirst().map(\.0)
+        #expect(grouped == xssTail + ["1716000000.000401", Self.longThread], "\(grouped)")
+        #expect(rendered["group_head"] as? [String] == ["hidden", "none"], "no avatar or name inside a group")
+        // The sticky day header ends above the day's first message (it hung 14 px over it).
+        #expect((out["dayhead_overlap"] as? Int ?? 99) <= 0, "\(out["dayhead_overlap"] ?? "")")
+        #expect(out["search_box_after"] as? String == "", "the search box is cleared after leaving the results")
+        #expect(out["suggestion"] as? String == "exception", "did you mean, as in the terminal")
         #expect(rendered["bot"] as? String == "deploybotAPP", "the app's name and its badge")
         #expect(rendered["join_quiet"] as? Bool == true)
         #expect(rendered["quote"] as? String == "quoted line")

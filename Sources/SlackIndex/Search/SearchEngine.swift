@@ -94,7 +94,8 @@ public enum SearchError: Error, CustomStringConvertible, Sendable {
             "No conversation called '\(name)' in the archive"
                 + (closest.isEmpty ? "." : "; did you mean \(closest.joined(separator: ", "))?")
         case .ambiguousConversation(let name, let candidates):
-            "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids."
+            "'\(name)' matches several conversations: \(candidates.joined(separator: ", ")). Use one of their ids"
+                + (candidates.contains { $0.contains("/#") } ? " or the workspace/#name shown." : ".")
         case .meUnknown:
             "'me' needs to know who you are: set SearchOptions.me to your handle or user id."
         case .nothingToSearch(let text):

@@ -99,7 +99,7 @@ enum SpellingCandidates {
 
 extension SearchEngine {
     /// A query word whose messages number at most this is checked for a likelier spelling.
-    static let rareWordMessages = 2
+    package static let rareWordMessages = 2
 
     /// Corrections for the query's words that the archive holds at most `rareWordMessages` times: for each, up to
     /// `limit` words one edit away that are used more (at least 10 times as often, and in 3 messages, when the word

@@ -47,7 +47,31 @@ extension WebAssets {
     return u ? u.label : null;
   }
 
+  // Whether the system draws emoji: a headless browser or a bare Linux desktop has no emoji font, and shows
+  // every emoji as the same empty box. An emoji drawn like a character no font has means none does.
+  function drawsEmoji() {
+    try {
+      const canvas = document.createElement('canvas');
+      canvas.width = canvas.height = 24;
+      const ctx = canvas.getContext('2d', { willReadFrequently: true });
+      const pixels = (text) => {
+        ctx.clearRect(0, 0, 24, 24);
+        ctx.font = '20px sans-serif';
+        ctx.textBaseline = 'top';
+        ctx.fillText(text, 0, 0);
+        return ctx.getImageData(0, 0, 24, 24).data.join();
+      };
+      return pixels('\u{1F389}') !== pixels('\u{10FFFD}');
+    } catch (e) {
+      return true;
+    }
+  }
+  const EMOJI_FONT = drawsEmoji();
+  document.documentElement.dataset.emoji = EMOJI_FONT ? 'font' : 'none';
+
+  // The emoji's glyph, or null where the system cannot draw it (then `:name:` is shown).
   function emojiOf(name) {
+    if (!EMOJI_FONT) return null;
     const base = name.toLowerCase().replace(/-/g, '_').replace(/::skin.*$/, '');
     return S.emoji.get(base) || null;
   }
@@ -189,6 +213,26 @@ extension WebAssets {
     return (i ? n.toFixed(1) : n) + ' ' + units[i];
   }
 
+  // A file's icon, drawn (an emoji would be an empty box where the system has no emoji font).
+  const FILE_ICON = '<svg class="ficon" aria-hidden="true" viewBox="0 0 16 16" width="14" height="14"><path d="M3 1h7l3 3v11H3z' +
+    'M10 1v3h3" fill="none" stroke="currentColor" stroke-width="1.3"/></svg>';
+
+  // Consecutive messages of one author within five minutes are one group, as in Slack: avatar and name once.
+  // Runs over a whole list (a day, the thread panel) after messages were placed, either end.
+  const GROUP_SECONDS = 300;
+  function regroup(articles) {
+    let prev = null;
+    for (const el of articles) {
+      // Only next to each other: the thread panel's reply count parts its parent from the replies.
+      if (el.previousElementSibling !== prev) prev = null;
+      const same = prev && el.dataset.author === prev.dataset.author && !el.classList.contains('quiet') &&
+        !prev.classList.contains('quiet') && !el.classList.contains('broadcast') &&
+        parseFloat(el.dataset.ts) - parseFloat(prev.dataset.ts) < GROUP_SECONDS;
+      el.classList.toggle('cont', !!same);
+      prev = el;
+    }
+  }
+
   function messageHTML(m, inThread) {
     const a = author(m);
     const quiet = QUIET.has(m.subtype);
@@ -198,7 +242,7 @@ extension WebAssets {
     if (m.subtype === 'thread_broadcast') classes.push('broadcast');
     const link = '#/' + S.conv + '/' + (inThread && m.thread_ts && m.thread_ts !== m.ts ? m.thread_ts : m.ts);
     let h = '<article class="' + classes.join(' ') + '" id="' + (inThread ? 't-' : 'm-') + esc(m.ts) + '" data-ts="' +
-      esc(m.ts) + '" tabindex="-1">';
+      esc(m.ts) + '" data-author="' + esc(a.id) + '" tabindex="-1">';
     h += '<div class="av c' + hue(a.id) + '" aria-hidden="true">' + esc(initials(a.name)) + '</div><div class="body">';
     h += '<div class="meta"><span class="name">' + esc(a.name) + '</span>';
     if (a.bot) h += '<span class="badge">APP</span>';
@@ -215,8 +259,11 @@ extension WebAssets {
     if (m.files && m.files.length) {
       h += '<ul class="files" aria-label="Files">';
       for (const f of m.files) {
-        h += '<li><span class="ficon" aria-hidden="true">📄</span><span class="fname">' + esc(f.name || f.title || 'file') +
-          '</span> <span class="fsize">' + esc(fileSize(f.size)) + '</span></li>';
+        // The file's Slack page (files are not stored offline): only an https link is made one.
+        const name = '<span class="fname">' + esc(f.name || f.title || 'file') + '</span>';
+        const link = /^https:\/\//i.test(f.permalink || '') ? f.permalink : '';
+        h += '<li>' + (link ? '<a class="file" href="' + esc(link) + '" target="_blank" rel="noopener noreferrer">' : '') +
+          FILE_ICON + name + ' <span class="fsize">' + esc(fileSize(f.size)) + '</span>' + (link ? '</a>' : '') + '</li>';
       }
       h += '</ul>';
     }
@@ -267,20 +314,28 @@ extension WebAssets {
     return i === q.length ? 1 : -1;
   }
 
+  // Drawn, not an emoji: the system may have no emoji font.
+  const LOCK_ICON = '<svg viewBox="0 0 16 16" width="12" height="12"><path d="M4 7V5a4 4 0 0 1 8 0v2M3 7h10v8H3z" ' +
+    'fill="none" stroke="currentColor" stroke-width="1.6"/></svg>';
+
   function renderSidebar() {
     const q = $('filter').value.trim();
     const list = $('convlist');
     let h = '';
     for (const [kind, title] of GROUPS) {
-      let items = S.convs.filter((c) => c.kind === kind).map((c) => ({ c, score: fuzzy(q, c.label) })).filter((x) => x.score >= 0);
+      let items = S.convs.filter((c) => c.kind === kind)
+        .map((c) => ({ c, score: fuzzy(q, c.workspace ? c.label + ' ' + c.workspace : c.label) }))
+        .filter((x) => x.score >= 0);
       if (q) items.sort((x, y) => y.score - x.score);
       if (!items.length) continue;
       h += '<h2>' + esc(title) + '</h2><ul>';
       for (const { c } of items) {
-        const prefix = kind === 'channel' ? '#' : kind === 'private' ? '🔒' : kind === 'dm' ? '●' : '◆';
+        const prefix = kind === 'channel' ? '#' : kind === 'private' ? LOCK_ICON : kind === 'dm' ? '●' : '◆';
         h += '<li><a class="conv' + (c.id === S.conv ? ' active' : '') + (c.is_archived ? ' archived' : '') + '" href="#/' +
           esc(c.id) + '" data-id="' + esc(c.id) + '"' + (c.id === S.conv ? ' aria-current="page"' : '') + '><span class="prefix" aria-hidden="true">' +
-          prefix + '</span><span class="cname">' + esc(c.label) + '</span><span class="count" title="messages">' +
+          prefix + '</span><span class="cname">' + esc(c.label) + '</span>' +
+          (c.workspace ? '<span class="ws">' + esc(c.workspace) + '</span>' : '') +
+          '<span class="count" title="messages">' +
           esc(fmtNum(c.count)) + '</span></a></li>';
       }
       h += '</ul>';
@@ -334,6 +389,7 @@ extension WebAssets {
         sec.append(fragment(run.html.join('')));
       }
     }
+    for (const sec of tl.querySelectorAll('section.day')) regroup(sec.querySelectorAll(':scope > article.msg'));
     markStart();
   }
 
@@ -367,6 +423,8 @@ extension WebAssets {
   }
 
   function showMode(mode) {
+    // Away from the results, the search box no longer holds their query.
+    if (S.mode === 'search' && mode !== 'search') { $('q').value = ''; $('suggest').hidden = true; }
     S.mode = mode;
     $('conv').hidden = mode !== 'conv';
     $('results').hidden = mode !== 'search';
@@ -472,6 +530,7 @@ extension WebAssets {
       const list = $('threadlist');
       const messages = t.first ? r.messages : r.messages.slice(1);
       for (const m of messages) list.append(node(messageHTML(m, true)));
+      regroup(list.querySelectorAll(':scope > article.msg'));
       if (t.first && r.messages.length) {
         const n = r.messages[0].reply_count || r.messages.length - 1;
         list.firstElementChild.insertAdjacentHTML('afterend', '<p class="replycount">' + esc(fmtNum(n)) + (n === 1 ? ' reply' : ' replies') + '</p>');
@@ -559,6 +618,9 @@ extension WebAssets {
         '</div><div class="snip">' + marked + '</div></a></li>';
     }
     $('hits').innerHTML = h;
+    // "Did you mean", as the terminal says it: the server offers a correction only when it finds messages.
+    $('suggest').hidden = !r.suggestion;
+    $('suggestion').textContent = r.suggestion || '';
     if (more && counted === null) countLater(known);
   }
 
@@ -612,7 +674,7 @@ extension WebAssets {
   function fillFilters() {
     let h = '<option value="">Any conversation</option>';
     for (const c of S.convs) {
-      if (c.kind === 'channel' || c.kind === 'private') h += '<option value="#' + esc(c.name) + '">#' + esc(c.name) + '</option>';
+      if (c.kind === 'channel' || c.kind === 'private') h += '<option value="' + esc(c.title) + '">' + esc(c.title) + '</option>';
     }
     for (const c of S.convs) {
       if (c.kind === 'dm') {
@@ -726,7 +788,8 @@ extension WebAssets {
 
   function addConv(c) {
     c.label = convLabel(c);
-    c.title = c.kind === 'channel' || c.kind === 'private' ? '#' + c.name : c.label;
+    // Where two workspaces share the name: `acme/#general`, as the terminal shows it.
+    c.title = (c.workspace ? c.workspace + '/' : '') + (c.kind === 'channel' || c.kind === 'private' ? '#' + c.name : c.label);
     S.byId.set(c.id, c);
   }
 
@@ -756,6 +819,11 @@ extension WebAssets {
     $('q').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => runSearch(1), 40); });
     $('searchform').addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); runSearch(1); });
     $('sort').addEventListener('change', () => runSearch(1));
+    $('suggestion').addEventListener('click', (e) => {
+      e.preventDefault();
+      $('q').value = $('suggestion').textContent;
+      runSearch(1);
+    });
     $('f-in').addEventListener('change', () => writeFilter('in', $('f-in').value));
     $('f-from').addEventListener('change', () => writeFilter('from', $('f-from').value.trim()));
     $('f-after').addEventListener('change', () => writeFilter('after', $('f-after').value));

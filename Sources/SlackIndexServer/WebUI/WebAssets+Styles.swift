@@ -48,6 +48,7 @@ a.conv.archived .cname { opacity: .6; font-style: italic; }
 .prefix { width: 16px; text-align: center; opacity: .7; font-size: 12px; flex: none; }
 .cname { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .count { font-size: 11.5px; opacity: .6; font-variant-numeric: tabular-nums; }
+.ws { font-size: 11px; opacity: .6; margin: 0 6px; }
 .none { padding: 0 16px; opacity: .7; }
 main { flex: 1; min-width: 0; display: flex; flex-direction: column; }
 main > section { flex: 1; min-height: 0; display: flex; flex-direction: column; }
@@ -57,14 +58,24 @@ main > section { flex: 1; min-height: 0; display: flex; flex-direction: column; 
 #topic { color: var(--muted); font-size: 13px; flex: 1; }
 .jump { font-size: 13px; color: var(--muted); white-space: nowrap; margin-left: auto; }
 .jump input { border: 1px solid var(--line); border-radius: 4px; background: var(--bg); padding: 1px 4px; }
-#timeline { flex: 1; overflow-y: auto; padding: 0 0 16px; outline: none; overflow-anchor: none; }
+#timeline { flex: 1; overflow-y: auto; padding: 0 0 16px; outline: none; overflow-anchor: none; scroll-padding-top: 30px; }
 .tlstart { padding: 24px 20px 8px; color: var(--muted); font-size: 14px; }
-.day { border-top: 1px solid var(--line); margin-top: 22px; }
-.dayhead { position: sticky; top: 0; z-index: 2; margin: -14px 0 0; text-align: center; font-size: 13px; font-weight: 600;
+.day { margin-top: 8px; }
+/* The header takes its own 28px above the day's first message (it used to hang 14px over it, and stuck at the top
+   it covered that message's first line); the day's rule is drawn behind it. */
+.dayhead { position: sticky; top: 0; z-index: 2; margin: 0; text-align: center; font-size: 13px; font-weight: 600;
   height: 28px; line-height: 26px; pointer-events: none; }
+.dayhead::before { content: ''; position: absolute; left: 0; right: 0; top: 50%; border-top: 1px solid var(--line); z-index: -1; }
+.dayhead span { position: relative; }
 .dayhead span { background: var(--bg); border: 1px solid var(--line); border-radius: 14px; padding: 2px 14px; box-shadow: 0 1px 2px var(--shadow); }
 .msg { display: flex; gap: 10px; padding: 6px 20px; position: relative; outline: none; }
 .msg:hover { background: var(--hover); }
+.msg.cont { padding-top: 1px; padding-bottom: 1px; }
+.msg.cont .av { visibility: hidden; height: 0; }
+.msg.cont .meta { position: absolute; left: 0; width: 66px; justify-content: center; top: 3px; }
+.msg.cont .meta > :not(.time) { display: none; }
+.msg.cont .time { font-size: 10px; white-space: nowrap; visibility: hidden; }
+.msg.cont:hover .time, .msg.cont.sel .time { visibility: visible; }
 .msg.sel { box-shadow: inset 3px 0 0 var(--accent); background: var(--hover); }
 .msg.linked { background: var(--linked); }
 .av { width: 36px; height: 36px; border-radius: 6px; flex: none; display: flex; align-items: center; justify-content: center;
@@ -95,6 +106,10 @@ pre { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace
 .files { list-style: none; margin: 4px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 6px; }
 .files li { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; font-size: 13.5px; }
 .fsize { color: var(--muted); font-size: 12px; }
+a.file { color: inherit; text-decoration: none; }
+a.file:hover .fname { text-decoration: underline; color: var(--accent); }
+.ficon { vertical-align: -2px; margin-right: 4px; color: var(--muted); }
+#suggest { font-size: 14px; margin: 4px 0 10px; }
 .reactions { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 4px; }
 .reaction { border: 1px solid var(--line); background: var(--chip); border-radius: 12px; padding: 0 8px; font-size: 13px; cursor: default; }
 .reaction b { font-weight: 600; font-size: 12px; color: var(--muted); }
@@ -145,6 +160,8 @@ body.signin { align-items: center; justify-content: center; background: var(--si
   body.nav-open #sidebar { transform: none; }
   #thread { position: fixed; inset: 45px 0 0 0; width: auto; z-index: 9; }
   .msg { padding: 6px 10px; }
+  .msg.cont { padding-top: 1px; padding-bottom: 1px; }
+  .msg.cont .meta { width: 56px; }
   .convhead { padding: 8px 10px; flex-wrap: wrap; }
   .jump { margin-left: 0; }
   #results { padding: 10px; }

@@ -52,6 +52,7 @@ enum WebAssets {
         <select id="sort" aria-label="Sort results"><option value="score">Most relevant</option><option value="timestamp">Newest first</option></select>
       </div>
       <p id="summary" aria-live="polite"></p>
+      <p id="suggest" hidden>Did you mean <a id="suggestion" href="#"></a>?</p>
       <ol id="hits"></ol>
       <nav id="pager" aria-label="Result pages"></nav>
     </section>

@@ -4,7 +4,7 @@ public struct Message: Sendable, Hashable {
     public var rowID: Int64
     /// The conversation's Slack id.
     public var conversationID: String
-    /// The conversation's name as people see it (`#general`, `@alice, bob`, `mpdm-…`).
+    /// The conversation's name as people see it (`#general`, `@alice, @bob`, `acme/#general`).
     public var conversation: String
     public var ts: String
     public var tsKey: Int64
