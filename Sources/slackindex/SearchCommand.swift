@@ -155,8 +155,8 @@ struct SearchCommand: AsyncParsableCommand {
         }
     }
 
-    /// Over 60 lines: flags to options, the local or merged search, and the three output formats; each branch is
-    /// a few lines of printing that reads best next to the flag it serves.
+    /// Flags to options, the local or merged search, then the chosen printer (`SearchPrinters.swift`) and the
+    /// count line.
     func run() async throws {
         let (archive, saveRefused) = try openArchive()
         let engine = SearchEngine(archive: archive)
@@ -183,115 +183,96 @@ struct SearchCommand: AsyncParsableCommand {
             return
         }
         let format = json ? .json : format
-        // Text output says how many matched when a page is full: the same prepared search counts them, capped at
-        // 1,000 so a common word costs milliseconds, not a count of the whole index.
-        let cap = 1_000
-        let hits: [SearchHit]
+        let found: Found
+        if let remoteURL = noRemote ? nil : remote ?? config.remote {
+            found = try await remoteSearch(
+                remoteURL, engine: engine, parsed: parsed, text: text, options: options, saveRefused: saveRefused)
+        } else {
+            // Text output says how many matched when a page is full: the same prepared search counts them, capped
+            // at `countCap` so a common word costs milliseconds, not a count of the whole index.
+            var local = options
+            if format == .text { local.countCap = Self.countCap }
+            found = try localSearch(engine: engine, parsed: parsed, text: text, options: local)
+        }
+        let printer: any HitPrinter =
+            switch format {
+            case .json: JSONHitPrinter(partial: found.partial)
+            case .csv: CSVHitPrinter(partial: found.partial, timeZone: options.timeZone)
+            case .text:
+                TextHitPrinter(
+                    partial: found.partial, timeZone: options.timeZone, color: Output.color && !noColor,
+                    highlight: highlight, query: text)
+            }
+        printer.print(found.hits)
+        if !found.suggestions.isEmpty {
+            printer.print(suggestions: found.suggestions, corrected: engine.corrected(parsed, with: found.suggestions).slackSyntax)
+        }
+        if found.hits.count == limit, let total = found.total {
+            if total >= Self.countCap {
+                Output.error("\(Output.count(found.hits.count)) of \(Output.count(Self.countCap)) or more shown; --count for how many.")
+            } else if total > found.hits.count {
+                Output.error("\(Output.count(found.hits.count)) of \(Output.count(total)) shown; --limit \(total) for all.")
+            }
+        }
+        if found.hits.isEmpty { throw ExitCode(ExitStatus.failure) }
+        if found.saveFailed { throw ExitCode(ExitStatus.partial) }
+    }
+
+    /// Where the text output stops counting for its "N of M shown" line.
+    static let countCap = 1_000
+
+    /// What a search found, local or merged with a remote's.
+    struct Found {
+        var hits: [SearchHit]
+        /// Matches counted (text output only, capped at `countCap`); nil when not counted.
         var total: Int?
+        /// Whether the remote answered only in part (nil: no remote).
         var partial: Bool?
         var saveFailed = false
         var suggestions: [WordSuggestion] = []
-        if let remoteURL = noRemote ? nil : remote ?? config.remote {
-            let client = try SlackWebClient(
-                baseURL: remoteURL, token: try Config.remoteToken(for: remoteURL),
-                policy: .interactive(deadline: .seconds(deadline)))
-            let results: MergedSearchResults
-            do {
-                results = try await engine.search(
-                    parsed, text: text, options: options, remote: SlackRemoteSearch(client: client),
-                    deadline: .seconds(deadline), saveRemote: saveRemote && saveRefused == nil)
-            } catch {
-                Task { await client.shutdown() }
-                throw error
-            }
-            // The connection pool closes in the background: a slow remote must not hold the answer back.
+    }
+
+    /// The archive's search, with `--fix` searching the likeliest correction instead; notes on stderr.
+    private func localSearch(engine: SearchEngine, parsed: SearchQuery, text: String, options: SearchOptions) throws
+        -> Found
+    {
+        var results = try engine.search(parsed, text: text, options: options)
+        if fix, !results.suggestions.isEmpty {
+            let corrected = engine.corrected(parsed, with: results.suggestions)
+            Output.error("Searched for '\(corrected.slackSyntax)' instead (--fix).")
+            results = try engine.search(corrected, text: corrected.slackSyntax, options: options)
+        }
+        for note in results.notes { Output.error("note: \(note)") }
+        return Found(hits: results.hits, total: results.total, suggestions: results.suggestions)
+    }
+
+    /// The archive's search merged with the remote's within `--deadline`; notes, the remote's problem and what was
+    /// saved on stderr.
+    private func remoteSearch(
+        _ remoteURL: String, engine: SearchEngine, parsed: SearchQuery, text: String, options: SearchOptions,
+        saveRefused: String?
+    ) async throws -> Found {
+        let client = try SlackWebClient(
+            baseURL: remoteURL, token: try Config.remoteToken(for: remoteURL),
+            policy: .interactive(deadline: .seconds(deadline)))
+        let results: MergedSearchResults
+        do {
+            results = try await engine.search(
+                parsed, text: text, options: options, remote: SlackRemoteSearch(client: client),
+                deadline: .seconds(deadline), saveRemote: saveRemote && saveRefused == nil)
+        } catch {
             Task { await client.shutdown() }
-            for note in results.notes { Output.error("note: \(note)") }
-            if let problem = results.remoteProblem { Output.error("warning: \(problem)") }
-            if results.saved > 0 { Output.error("Saved \(results.saved) remote messages in the archive.") }
-            if let problem = saveRefused ?? results.saveProblem { Output.error("warning: \(problem)") }
-            saveFailed = saveRefused != nil || results.saveProblem != nil
-            hits = results.hits
-            partial = results.partial
-        } else {
-            var local = options
-            if format == .text { local.countCap = cap }
-            var results = try engine.search(parsed, text: text, options: local)
-            if fix, !results.suggestions.isEmpty {
-                let corrected = engine.corrected(parsed, with: results.suggestions)
-                Output.error("Searched for '\(corrected.slackSyntax)' instead (--fix).")
-                results = try engine.search(corrected, text: corrected.slackSyntax, options: local)
-            }
-            for note in results.notes { Output.error("note: \(note)") }
-            hits = results.hits
-            total = results.total
-            suggestions = results.suggestions
+            throw error
         }
-        switch format {
-        case .json:
-            for hit in hits {
-                var line = MessageJSON(message: hit.message, snippet: hit.snippet, score: hit.score)
-                line.permalinkOverride = hit.remotePermalink
-                if let partial {
-                    line.source = hit.source.rawValue
-                    line.partial = partial
-                }
-                Output.json(line)
-            }
-        case .csv:
-            Output.line(
-                "conversation_id,conversation,ts,date,user_id,user,text,thread_ts,permalink" + (partial != nil ? ",source" : ""))
-            for hit in hits {
-                let m = hit.message
-                var fields = [
-                    m.conversationID, m.conversation, m.ts, Output.isoTime(m.seconds, timeZone: options.timeZone),
-                    m.userID ?? "", m.user ?? "", m.text, m.threadTS ?? "", hit.permalink ?? "",
-                ]
-                if partial != nil { fields.append(hit.source.rawValue) }
-                Output.line(fields.map(Output.csvField).joined(separator: ","))
-            }
-        case .text:
-            if hits.isEmpty { Output.error("No messages match '\(text)'.") }
-            let color = Output.color && !noColor
-            let width = Output.terminalWidth()
-            for hit in hits {
-                let m = hit.message
-                // The handle opens the hit in context: `slackindex history HANDLE` (or `thread HANDLE`).
-                let handle = m.handle
-                let header =
-                    "\(Output.bold(m.conversation, color: color))  \(m.user ?? "unknown")  "
-                    + Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone), color: color)
-                    + (m.threadTS != nil && m.threadTS != m.ts ? Output.dim("  (in thread)", color: color) : "")
-                    + (partial != nil ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
-                    + Output.dim("  \(handle)", color: color)
-                Output.line(header)
-                // Snippets: one paragraph, emoji rendered, wrapped under a two-space indent at the terminal width.
-                let snippet = MessageRenderer.emojified(Output.oneLine(hit.snippet, width: 400))
-                let lines = width.map { MessageRenderer.wrap(snippet, width: $0 - 2, continuation: "") } ?? [snippet]
-                for line in lines {
-                    Output.line("  " + Output.highlighted(line, color: color, mark: highlight ?? ""))
-                }
-                Output.flush()
-            }
-        }
-        if !suggestions.isEmpty {
-            let corrected = engine.corrected(parsed, with: suggestions).slackSyntax
-            if format == .json {
-                Output.json(SuggestionsJSON(suggestions: suggestions, query: corrected))
-            } else {
-                let words = suggestions.map { "\($0.word) → \($0.replacement) (\(Output.count($0.messages)))" }
-                Output.error("Did you mean: \(corrected)?  [\(words.joined(separator: ", "))]; --fix searches it.")
-            }
-        }
-        if hits.count == limit, let total {
-            if total >= cap {
-                Output.error("\(Output.count(hits.count)) of \(Output.count(cap)) or more shown; --count for how many.")
-            } else if total > hits.count {
-                Output.error("\(Output.count(hits.count)) of \(Output.count(total)) shown; --limit \(total) for all.")
-            }
-        }
-        if hits.isEmpty { throw ExitCode(ExitStatus.failure) }
-        if saveFailed { throw ExitCode(ExitStatus.partial) }
+        // The connection pool closes in the background: a slow remote must not hold the answer back.
+        Task { await client.shutdown() }
+        for note in results.notes { Output.error("note: \(note)") }
+        if let problem = results.remoteProblem { Output.error("warning: \(problem)") }
+        if results.saved > 0 { Output.error("Saved \(results.saved) remote messages in the archive.") }
+        if let problem = saveRefused ?? results.saveProblem { Output.error("warning: \(problem)") }
+        return Found(
+            hits: results.hits, partial: results.partial,
+            saveFailed: saveRefused != nil || results.saveProblem != nil)
     }
 }
 
