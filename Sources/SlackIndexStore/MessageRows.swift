@@ -29,6 +29,6 @@ enum MessageRows {
             tsKey: row["ts_key"], userID: row["user_id"], user: row["author"], text: row["text"],
             plainText: row["search_text"], subtype: row["subtype"], threadTS: row["thread_ts"],
             replyCount: row["reply_count"], editedTS: row["edited_ts"], isDeleted: row["is_deleted"],
-            flags: MessageFlags(rawValue: row["flags"]), sortKey: id, workspaceDomain: row["workspace_domain"])
+            flags: MessageFlags(rawValue: row["flags"]), workspaceDomain: row["workspace_domain"])
     }
 }

@@ -258,8 +258,7 @@ enum TimelineRows {
             tsKey: sqlite3_column_int64(s, 2), userID: userID,
             user: userID.flatMap { names[$0] } ?? username ?? userID, text: body, plainText: plain,
             subtype: text(7), threadTS: text(8), replyCount: Int(sqlite3_column_int64(s, 9)), editedTS: text(10),
-            isDeleted: sqlite3_column_int64(s, 11) != 0, flags: MessageFlags(rawValue: sqlite3_column_int64(s, 12)),
-            sortKey: id, workspaceDomain: conversation.workspaceDomain)
+            isDeleted: sqlite3_column_int64(s, 11) != 0, flags: MessageFlags(rawValue: sqlite3_column_int64(s, 12)), workspaceDomain: conversation.workspaceDomain)
     }
 
     static func message(_ row: Row, conversation: Conversation, names: [String: String]) -> Message {
@@ -274,7 +273,7 @@ enum TimelineRows {
             text: text, plainText: showsStored ? stored ?? text : text, subtype: row["subtype"],
             threadTS: row["thread_ts"], replyCount: row["reply_count"], editedTS: row["edited_ts"],
             isDeleted: row["is_deleted"],
-            flags: MessageFlags(rawValue: row["flags"]), sortKey: row["id"], workspaceDomain: conversation.workspaceDomain)
+            flags: MessageFlags(rawValue: row["flags"]), workspaceDomain: conversation.workspaceDomain)
     }
 }
 

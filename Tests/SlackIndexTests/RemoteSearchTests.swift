@@ -34,7 +34,7 @@ struct FakeRemoteSearch: RemoteSearch {
         let message = Message(
             rowID: key, conversationID: conversation, conversation: "#" + conversation, ts: ts, tsKey: key,
             userID: "U1", user: "ann", text: ts, plainText: ts, subtype: nil, threadTS: nil, replyCount: 0,
-            editedTS: nil, isDeleted: false, flags: [], sortKey: key)
+            editedTS: nil, isDeleted: false, flags: [])
         return SearchHit(message: message, snippet: ts, score: 0, source: source)
     }
 

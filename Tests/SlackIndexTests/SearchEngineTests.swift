@@ -168,14 +168,14 @@ private let endToEndCases: [EndToEndCase] = [
             let newest = try fixture.engine.search(query, options: Self.options(zone: "UTC", sort: .newest)).hits
             let oldest = try fixture.engine.search(query, options: Self.options(zone: "UTC", sort: .oldest)).hits
             #expect(newest.count > 1)
-            let newestKeys = newest.map(\.message.sortKey)
+            let newestKeys = newest.map(\.message.rowID)
             #expect(newestKeys == newestKeys.sorted(by: >), "\(query)")
-            #expect(oldest.map(\.message.sortKey) == newestKeys.reversed(), "\(query)")
+            #expect(oldest.map(\.message.rowID) == newestKeys.reversed(), "\(query)")
             #expect(newest.map(\.message.tsKey) == newest.map(\.message.tsKey).sorted(by: >))
             // A small limit returns the newest (oldest) prefix of the full list.
             var limited = Self.options(zone: "UTC", sort: .newest)
             limited.limit = 5
-            #expect(try fixture.engine.search(query, options: limited).hits.map(\.message.sortKey)
+            #expect(try fixture.engine.search(query, options: limited).hits.map(\.message.rowID)
                 == Array(newestKeys.prefix(5)))
         }
     }
@@ -239,7 +239,7 @@ private let endToEndCases: [EndToEndCase] = [
         }
         // Relevance order is deterministic.
         let again = try fixture.engine.search("exception", options: options).hits
-        #expect(again.map(\.message.sortKey) == hits.map(\.message.sortKey))
+        #expect(again.map(\.message.rowID) == hits.map(\.message.rowID))
         #expect(hits.map(\.score) == hits.map(\.score).sorted(by: >))
     }
 
@@ -348,10 +348,10 @@ private let endToEndCases: [EndToEndCase] = [
         let first = try engine.search("durian", options: Self.options).hits
         #expect(first.count == 3)
         #expect(Set(first.map(\.score)).count == 1)
-        #expect(first.map(\.message.sortKey) == first.map(\.message.sortKey).sorted(by: >))
+        #expect(first.map(\.message.rowID) == first.map(\.message.rowID).sorted(by: >))
         for _ in 0..<3 {
-            #expect(try engine.search("durian", options: Self.options).hits.map(\.message.sortKey)
-                == first.map(\.message.sortKey))
+            #expect(try engine.search("durian", options: Self.options).hits.map(\.message.rowID)
+                == first.map(\.message.rowID))
         }
     }
 

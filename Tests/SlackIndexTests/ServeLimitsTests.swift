@@ -96,11 +96,11 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
             var all = SearchOptions()
             all.sort = sort
             all.limit = 60
-            let whole = try engine.search("the", options: all).hits.map(\.message.sortKey)
+            let whole = try engine.search("the", options: all).hits.map(\.message.rowID)
             var paged = all
             paged.limit = 20
             paged.offset = 40
-            let tail = try engine.search("the", options: paged).hits.map(\.message.sortKey)
+            let tail = try engine.search("the", options: paged).hits.map(\.message.rowID)
             #expect(whole.count == 60)
             #expect(tail == Array(whole.suffix(20)), "\(sort)")
         }

@@ -121,7 +121,7 @@ extension SearchEngine {
                 ts: hit.ts, tsKey: tsKey, userID: hit.userID,
                 user: hit.userID.flatMap { shownNames[$0] } ?? hit.username ?? hit.userID, text: hit.text,
                 plainText: hit.text, subtype: nil, threadTS: nil, replyCount: 0, editedTS: nil, isDeleted: false,
-                flags: [], sortKey: tsKey)
+                flags: [])
             remoteHits.append(
                 SearchHit(message: message, snippet: hit.snippet, score: 0, source: .remote, remotePermalink: hit.permalink))
         }

@@ -1,6 +1,7 @@
 /// A message as read back from the archive, with what output and APIs need to show it.
 public struct Message: Sendable, Hashable {
-    /// The archive's row id (the keyset tie-breaker).
+    /// The archive's row id: the keyset tie-breaker and the global time order (`MessageID`: second × 1,024 +
+    /// millisecond slot), also the search index's rowid; 0 for a remote hit the archive does not hold.
     public var rowID: Int64
     /// The conversation's Slack id.
     public var conversationID: String
@@ -21,16 +22,13 @@ public struct Message: Sendable, Hashable {
     public var editedTS: String?
     public var isDeleted: Bool
     public var flags: MessageFlags
-    /// The row id: the archive's global time order (`MessageID`: second × 1,024 + millisecond slot), also the search
-    /// index's rowid.
-    public var sortKey: Int64
     /// The workspace's Slack domain (`acme` for acme.slack.com) when the archive knows it.
     public var workspaceDomain: String?
 
     public init(
         rowID: Int64, conversationID: String, conversation: String, ts: String, tsKey: Int64, userID: String?,
         user: String?, text: String, plainText: String, subtype: String?, threadTS: String?, replyCount: Int,
-        editedTS: String?, isDeleted: Bool, flags: MessageFlags, sortKey: Int64,
+        editedTS: String?, isDeleted: Bool, flags: MessageFlags,
         workspaceDomain: String? = nil
     ) {
         self.rowID = rowID
@@ -48,7 +46,6 @@ public struct Message: Sendable, Hashable {
         self.editedTS = editedTS
         self.isDeleted = isDeleted
         self.flags = flags
-        self.sortKey = sortKey
         self.workspaceDomain = workspaceDomain
     }
 
