@@ -77,7 +77,7 @@ extension ImportBatch {
     /// wait (a batch is whole dates: 1,370 messages a date on average in the 1M export, 5,480 in the 10M one).
     ///
     /// Every part shares the blocks (`rawBlocks`, not copied), since a block holds one file's messages and a
-    /// date's messages are sorted across its files; `BulkImportSession.write` stores each block once, by the
+    /// date's messages are sorted across its files; `SQLiteExportSession.write` stores each block once, by the
     /// first part with a new message in it, and commits only after the last part (`continues` is false there).
     /// The placeholders go with the first part, the deletions with the last (they apply after the messages).
     /// - Complexity: O(n) moves; no message is copied (`Array.reverse`, used before, copied every message it
@@ -157,7 +157,7 @@ extension SQLiteArchive {
     /// import is idempotent and resumes by running again).
     /// - Throws: what `body` throws, or the store's error when a write fails.
     package func bulkImport(
-        _ listings: ExportListingsResult, commitMessages: Int, _ body: (inout BulkImportSession) throws -> Void
+        _ listings: ExportListingsResult, commitMessages: Int, _ body: (any ExportSession) throws -> Void
     ) throws {
         let wal = WALLength()
         pool.writeWithoutTransaction { db in wal.install(on: db) }
@@ -172,10 +172,10 @@ extension SQLiteArchive {
         var domain: String?
         var committed = WriteCounts()
         try pool.writeWithoutTransaction { db in
-            var session = BulkImportSession(
+            let session = SQLiteExportSession(
                 db: db, wal: wal, checkpointer: checkpointer, commitMessages: commitMessages)
             do {
-                try body(&session)
+                try body(session)
                 try session.commitIfOpen()
             } catch let error as DatabaseError {
                 session.rollbackIfOpen()
@@ -276,7 +276,7 @@ extension SQLiteArchive {
 /// The writer side of a bulk import, valid only inside `Archive.bulkImport`'s body.
 ///
 /// Not `Sendable`: it holds the writer connection of the closure it was made in.
-package struct BulkImportSession {
+final class SQLiteExportSession: ExportSession {
     private let db: Database
     private let wal: WALLength
     private let checkpointer: Checkpointer?
@@ -316,7 +316,7 @@ package struct BulkImportSession {
     /// - Complexity: O(m log n) for m messages in an archive of n.
     /// - Throws: a `DatabaseError` (SQLITE_MISUSE; `Archive.bulkImport` reports it as a `BulkImportFailure` and
     ///   rolls back) when a batch follows a part that continues and is not its next part.
-    package mutating func write(_ batch: ImportBatch) throws -> BatchWriteResult {
+    package func write(_ batch: ImportBatch) throws -> BatchWriteResult {
         var result = BatchWriteResult()
         if !inTransaction {
             try db.beginTransaction()
@@ -360,7 +360,7 @@ package struct BulkImportSession {
     }
 
     /// Commits the open transaction; waits for the WAL to start over when it is long. Returns the seconds waited.
-    private mutating func commit() throws -> Double {
+    private func commit() throws -> Double {
         try db.commit()
         inTransaction = false
         pending = 0
@@ -382,7 +382,7 @@ package struct BulkImportSession {
 
     /// Commits what is written, the parts of a split batch whose last part never came included (nothing the
     /// import does leaves one: it stops only after a batch's last part).
-    fileprivate mutating func commitIfOpen() throws {
+    fileprivate func commitIfOpen() throws {
         if carried.take() != nil, !carriedCounts.isEmpty {
             var writer = try MessageWriter(db, counts: take(&carriedCounts))
             try writer.flushCounts()
@@ -394,7 +394,7 @@ package struct BulkImportSession {
         uncommitted = WriteCounts()
     }
 
-    fileprivate mutating func rollbackIfOpen() {
+    fileprivate func rollbackIfOpen() {
         carried = nil
         carriedCounts = [:]
         guard inTransaction else { return }

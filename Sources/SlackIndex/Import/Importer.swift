@@ -253,7 +253,7 @@ public final class Importer: Sendable {
             while let batch = queue.pop() {
                 if writeError != nil || summary.interrupted { continue }
                 do {
-                    try write(batch, to: &session, summary: &summary)
+                    try write(batch, to: session, summary: &summary)
                 } catch {
                     writeError = error
                     queue.close()
@@ -339,7 +339,7 @@ public final class Importer: Sendable {
 
     /// Writes one reader batch through the session and adds what happened to the summary.
     private func write(
-        _ batch: ReaderBatch, to session: inout BulkImportSession, summary: inout ImportSummary
+        _ batch: ReaderBatch, to session: any ExportSession, summary: inout ImportSummary
     ) throws {
         let writeStart = ContinuousClock.now
         summary.phases.add(batch.phases)

@@ -161,7 +161,7 @@ package protocol ImportSink: ArchiveRole {
         -> ExportListingsResult
     /// One write session for a whole export: the body adds messages; the sink sizes its transactions.
     func bulkImport(
-        _ listings: ExportListingsResult, commitMessages: Int, _ body: (inout BulkImportSession) throws -> Void
+        _ listings: ExportListingsResult, commitMessages: Int, _ body: (any ExportSession) throws -> Void
     ) throws
     /// Bytes the archive takes on disk (an import reports how much it grew before a write failed).
     var fileSize: Int64 { get }
@@ -186,6 +186,16 @@ extension ImportSink {
     package func reportingFailure<T>(_ write: () throws -> T) throws -> T {
         try reportingFailure(committed: WriteCounts(), write)
     }
+}
+
+/// An export's batches written in large transactions (`ImportSink.bulkImport`); the session commits as it goes
+/// and when the body returns.
+package protocol ExportSession: AnyObject {
+    /// The workspace's Slack domain, once the import has learned it (the first value set stays).
+    var workspaceDomain: String? { get set }
+    /// Writes one batch: placeholders, messages (upserted on conversation and ts), deletions; the parts of a split
+    /// batch (`ImportBatch.continues`) go into one transaction, in order.
+    func write(_ batch: ImportBatch) throws -> BatchWriteResult
 }
 
 /// Pages written in large transactions; `finish()` when done (also on deinit, ignoring its error).
