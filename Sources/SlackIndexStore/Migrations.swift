@@ -416,8 +416,15 @@ enum Migrations {
                     arguments: ["stale: entries lost after edits"])
             }
         }
+        migrator.registerMigration(fileBlobs) { db in
+            // Which blob of the file store beside the archive (`FileBlobs`) holds each fetched file.
+            try Archive.createFileBlobTable(db)
+        }
         return migrator
     }
+
+    /// The migration that adds the table of fetched files (v15): a new table, no layout of old data changed.
+    static let fileBlobs = "v15 file blobs"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"

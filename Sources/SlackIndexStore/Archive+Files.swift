@@ -1,0 +1,181 @@
+import Foundation
+import GRDB
+
+/// A file a message of the archive carries, with what fetching it needs: its metadata (URLs without tokens) and
+/// the conversation and time of the first message that carries it.
+public struct ArchivedFile: Sendable, Hashable {
+    /// Slack's file id (`F…`).
+    public var id: String
+    public var name: String?
+    public var title: String?
+    public var mimetype: String?
+    public var filetype: String?
+    /// The size Slack reported, in bytes.
+    public var size: Int64?
+    /// `hosted`, `external`, `snippet`, `post`, `tombstone`, `hidden_by_limit`.
+    public var mode: String?
+    public var urlPrivate: String?
+    public var urlDownload: String?
+    /// The conversation's Slack id.
+    public var conversationID: String
+    /// The message's ts in microseconds.
+    public var tsKey: Int64
+}
+
+/// A stored file's bytes: where they are in the archive's file store (``FileBlobs``) and what they are.
+public struct FileBlob: Sendable, Hashable, Codable {
+    /// SHA-256 of the bytes, 64 lowercase hex digits: the blob's name in the store.
+    public var sha256: String
+    public var size: Int64
+    /// The type decided from the bytes and the name when the file was stored (`FileType`).
+    public var contentType: String
+
+    public init(sha256: String, size: Int64, contentType: String) {
+        self.sha256 = sha256
+        self.size = size
+        self.contentType = contentType
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case sha256, size
+        case contentType = "content_type"
+    }
+}
+
+extension Archive {
+    /// Which of the archive's files to list.
+    public struct FileSelection: Sendable {
+        /// Only files of messages in these conversations (row ids); nil for all.
+        public var conversations: [Int64]?
+        /// Only files of messages at or after this ts (microseconds).
+        public var lowerTSKey: Int64?
+        /// Only files of messages before this ts (microseconds).
+        public var upperTSKey: Int64?
+
+        public init(conversations: [Int64]? = nil, lowerTSKey: Int64? = nil, upperTSKey: Int64? = nil) {
+            self.conversations = conversations
+            self.lowerTSKey = lowerTSKey
+            self.upperTSKey = upperTSKey
+        }
+    }
+
+    /// The schema of migration v15: which blob holds each fetched file. A file id maps to one blob; blobs are
+    /// shared by files with the same bytes.
+    static func createFileBlobTable(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE file_blob (
+                    file_id TEXT PRIMARY KEY,
+                    sha256 TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    content_type TEXT NOT NULL,
+                    fetched_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX file_by_id ON file(file_id) WHERE file_id IS NOT NULL;
+                """)
+    }
+
+    /// The files of messages not deleted that `selection` picks, each once (by file id, the first message that
+    /// carries it), oldest first.
+    ///
+    /// - Complexity: O(files) rows read, one pass in message order.
+    public func archivedFiles(_ selection: FileSelection = FileSelection()) throws -> [ArchivedFile] {
+        var conditions = ["f.file_id IS NOT NULL", "m.is_deleted = 0"]
+        var arguments: [any DatabaseValueConvertible] = []
+        if let conversations = selection.conversations {
+            conditions.append("m.conversation_id IN (\(conversations.map { _ in "?" }.joined(separator: ",")))")
+            arguments += conversations
+        }
+        if let lower = selection.lowerTSKey {
+            conditions.append("m.ts_key >= ?")
+            arguments.append(lower)
+        }
+        if let upper = selection.upperTSKey {
+            conditions.append("m.ts_key < ?")
+            arguments.append(upper)
+        }
+        return try pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT f.file_id, f.name, f.title, f.mimetype, f.filetype, f.size, f.mode, f.url_private,
+                        f.url_download, c.slack_id, m.ts_key
+                    FROM file f JOIN message m ON m.id = f.message_id JOIN conversation c ON c.id = m.conversation_id
+                    WHERE \(conditions.joined(separator: " AND "))
+                    ORDER BY m.id, f.position
+                    """, arguments: StatementArguments(arguments))
+            var seen = Set<String>()
+            var out: [ArchivedFile] = []
+            while let row = try rows.next() {
+                let id: String = row["file_id"]
+                guard seen.insert(id).inserted else { continue }
+                out.append(
+                    ArchivedFile(
+                        id: id, name: row["name"], title: row["title"], mimetype: row["mimetype"],
+                        filetype: row["filetype"], size: row["size"], mode: row["mode"],
+                        urlPrivate: row["url_private"], urlDownload: row["url_download"],
+                        conversationID: row["slack_id"], tsKey: row["ts_key"]))
+            }
+            return out
+        }
+    }
+
+    /// Every file id that has a blob, with the blob.
+    ///
+    /// - Complexity: O(fetched files).
+    public func fileBlobs() throws -> [String: FileBlob] {
+        try pool.read { db in
+            var out: [String: FileBlob] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT file_id, sha256, size, content_type FROM file_blob")
+            while let row = try rows.next() {
+                out[row["file_id"]] = FileBlob(sha256: row["sha256"], size: row["size"], contentType: row["content_type"])
+            }
+            return out
+        }
+    }
+
+    /// The blob of file `id`, when it was fetched.
+    ///
+    /// - Complexity: O(log n).
+    public func fileBlob(id: String) throws -> FileBlob? {
+        try pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT sha256, size, content_type FROM file_blob WHERE file_id = ?", arguments: [id]
+            ).map { FileBlob(sha256: $0["sha256"], size: $0["size"], contentType: $0["content_type"]) }
+        }
+    }
+
+    /// The conversations (row ids) whose messages not deleted carry file `id`: who may read the file.
+    ///
+    /// - Complexity: O(log n + messages carrying it).
+    public func conversationsCarryingFile(id: String) throws -> [Int64] {
+        try pool.read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT m.conversation_id FROM file f JOIN message m ON m.id = f.message_id
+                    WHERE f.file_id = ? AND m.is_deleted = 0
+                    """, arguments: [id])
+        }
+    }
+
+    /// Records that file `id`'s bytes are the blob `blob` (already durable in the file store): from now on the
+    /// file counts as fetched.
+    ///
+    /// - Throws: `StoreError.writeFailed` when the archive cannot be written (a full disk).
+    /// - Complexity: O(log n).
+    public func recordFileBlob(id: String, blob: FileBlob, now: Date = Date()) throws {
+        do {
+            try pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO file_blob (file_id, sha256, size, content_type, fetched_at)
+                        VALUES (?, ?, ?, ?, ?)
+                        """,
+                    arguments: [id, blob.sha256, blob.size, blob.contentType, Int64(now.timeIntervalSince1970)])
+            }
+        } catch {
+            throw StoreError.writeFailure(error, path: path) ?? error
+        }
+    }
+}
