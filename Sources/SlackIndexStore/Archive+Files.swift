@@ -145,17 +145,27 @@ extension Archive {
         }
     }
 
-    /// The conversations (row ids) whose messages not deleted carry file `id`: who may read the file.
+    /// The blob of file `id` and the file's name, when it was fetched and `token` may read a conversation with a
+    /// message (not deleted) that carries it: the same rule as for the messages themselves.
     ///
-    /// - Complexity: O(log n + messages carrying it).
-    public func conversationsCarryingFile(id: String) throws -> [Int64] {
-        try pool.read { db in
-            try Int64.fetchAll(
+    /// - Complexity: O(log n + messages carrying the file × members).
+    package func visibleFileBlob(id: String, to token: APIToken) throws -> (blob: FileBlob, name: String?)? {
+        let (condition, arguments) = Archive.visibility(token)
+        return try pool.read { db in
+            try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT DISTINCT m.conversation_id FROM file f JOIN message m ON m.id = f.message_id
-                    WHERE f.file_id = ? AND m.is_deleted = 0
-                    """, arguments: [id])
+                    SELECT b.sha256, b.size, b.content_type, f.name
+                    FROM file_blob b
+                    JOIN file f ON f.file_id = b.file_id
+                    JOIN message m ON m.id = f.message_id AND m.is_deleted = 0
+                    JOIN conversation c ON c.id = m.conversation_id
+                    WHERE b.file_id = ? AND \(condition)
+                    LIMIT 1
+                    """, arguments: [id] + arguments
+            ).map {
+                (FileBlob(sha256: $0["sha256"], size: $0["size"], contentType: $0["content_type"]), $0["name"])
+            }
         }
     }
 
