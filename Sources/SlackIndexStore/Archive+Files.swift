@@ -72,7 +72,83 @@ extension Archive {
                     fetched_at INTEGER NOT NULL
                 ) WITHOUT ROWID;
                 CREATE INDEX file_by_id ON file(file_id) WHERE file_id IS NOT NULL;
+                CREATE TABLE file_text (
+                    message_id INTEGER NOT NULL,
+                    file_id TEXT NOT NULL,
+                    message_hash INTEGER NOT NULL,
+                    PRIMARY KEY (message_id, file_id)
+                ) WITHOUT ROWID;
                 """)
+    }
+
+    /// Adds a text file's words to the search index entry of every message (not deleted) that carries it, so a
+    /// word only in an attached snippet finds the message. The text goes at the end of the message's
+    /// `search_extra`; `file_text` records it with the message's hash, so this does nothing when done already,
+    /// and does it again after an import rewrote the message (its hash, and its `search_extra`, changed).
+    ///
+    /// - Returns: the messages whose entry changed.
+    /// - Throws: `StoreError.writeFailed` when the archive cannot be written.
+    /// - Complexity: O(messages carrying the file × their text).
+    @discardableResult
+    public func indexFileText(fileID: String, text: String) throws -> Int {
+        do {
+            return try pool.write { db in
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT m.id, m.hash, m.text, m.search_text, m.search_extra, t.message_hash AS done
+                        FROM file f JOIN message m ON m.id = f.message_id
+                        LEFT JOIN file_text t ON t.message_id = m.id AND t.file_id = f.file_id
+                        WHERE f.file_id = ? AND m.is_deleted = 0
+                        """, arguments: [fileID])
+                var changed = 0
+                for row in rows {
+                    let id: Int64 = row["id"]
+                    let hash: Int64 = row["hash"]
+                    if let done: Int64 = row["done"], done == hash { continue }
+                    let searchText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
+                    let extra: String = row["search_extra"]
+                    let extended = extra.isEmpty ? text : extra + "\n" + text
+                    try MessageWriter.indexDelete(id: id, searchText, extra, in: db)
+                    try db.execute(sql: "UPDATE message SET search_extra = ? WHERE id = ?", arguments: [extended, id])
+                    try MessageWriter.indexInsert(id: id, searchText, extended, in: db)
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO file_text (message_id, file_id, message_hash) VALUES (?, ?, ?)",
+                        arguments: [id, fileID, hash])
+                    changed += 1
+                }
+                return changed
+            }
+        } catch {
+            throw StoreError.writeFailure(error, path: path) ?? error
+        }
+    }
+
+    /// For each of `messageIDs` whose search entry holds a file's text (``indexFileText(fileID:text:)``), those
+    /// files: id, name and blob.
+    ///
+    /// - Complexity: O(messages × their files).
+    public func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]] {
+        guard !messageIDs.isEmpty else { return [:] }
+        return try pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT t.message_id, t.file_id, f.name, b.sha256, b.size, b.content_type
+                    FROM file_text t
+                    JOIN message m ON m.id = t.message_id AND m.hash = t.message_hash
+                    JOIN file f ON f.message_id = t.message_id AND f.file_id = t.file_id
+                    JOIN file_blob b ON b.file_id = t.file_id
+                    WHERE t.message_id IN (\(messageIDs.map { _ in "?" }.joined(separator: ",")))
+                    """, arguments: StatementArguments(messageIDs))
+            var out: [Int64: [(id: String, name: String?, blob: FileBlob)]] = [:]
+            while let row = try rows.next() {
+                out[row["message_id"], default: []].append(
+                    (row["file_id"], row["name"],
+                     FileBlob(sha256: row["sha256"], size: row["size"], contentType: row["content_type"])))
+            }
+            return out
+        }
     }
 
     /// The files of messages not deleted that `selection` picks, each once (by file id, the first message that

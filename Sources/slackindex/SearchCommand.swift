@@ -224,6 +224,7 @@ struct SearchCommand: AsyncParsableCommand {
             for hit in hits {
                 var line = MessageJSON(message: hit.message, snippet: hit.snippet, score: hit.score)
                 line.permalinkOverride = hit.remotePermalink
+                line.matchedFile = hit.matchedFile
                 if let partial {
                     line.source = hit.source.rawValue
                     line.partial = partial
@@ -255,6 +256,7 @@ struct SearchCommand: AsyncParsableCommand {
                     + Output.dim(Output.localTime(m.seconds, timeZone: options.timeZone), color: color)
                     + (m.threadTS != nil && m.threadTS != m.ts ? Output.dim("  (in thread)", color: color) : "")
                     + (partial != nil ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
+                    + (hit.matchedFile.map { Output.dim("  (in file \(Output.oneLine($0, width: 80)))", color: color) } ?? "")
                     + Output.dim("  \(handle)", color: color)
                 Output.line(header)
                 // Snippets: one paragraph, emoji rendered, wrapped under a two-space indent at the terminal width.

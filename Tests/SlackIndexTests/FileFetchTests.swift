@@ -121,6 +121,13 @@ final class FileHostStandIn: Sendable {
 
     /// An archive whose `general` carries the thirteen files of the stand-in's cases, one message each.
     static func archive() throws -> Archive {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: try export().path)
+        return archive
+    }
+
+    /// The export `archive()` imports.
+    static func export() throws -> URL {
         let files = [
             file("FPNG", name: "cat.png", mimetype: "image/png", size: png.count),
             file("FTXT", name: "deploy.py", mimetype: "text/plain", mode: "snippet"),
@@ -139,10 +146,7 @@ final class FileHostStandIn: Sendable {
         let day = "[" + files.enumerated().map { index, file in
             #"{"type":"message","user":"U1","text":"file \#(index)","ts":"1714000000.\#(String(format: "%06d", index + 1))","files":[\#(file)]}"#
         }.joined(separator: ",") + "]"
-        let export = try TestSupport.minimalExport(days: ["2024-04-24": day])
-        let archive = try TestSupport.makeArchive()
-        _ = try Importer(archive: archive).importExport(at: export.path)
-        return archive
+        return try TestSupport.minimalExport(days: ["2024-04-24": day])
     }
 
     static let standIn: [String: FileHostStandIn.Behaviour] = [
@@ -232,6 +236,36 @@ final class FileHostStandIn: Sendable {
         for id in ["FPNG", "FTXT", "FDUP", "FRATE"] { #expect(host.requests(id) == (id == "FRATE" ? 2 : 1)) }
         #expect(host.totalRequests - before == 6, "F404, F403, FLOGIN and FBIG once each, FDROP twice")
         #expect(blobs.diskUsage().blobs == 3)
+    }
+
+    /// A word only in an attached text snippet finds its message once the file is fetched, and the hit says it
+    /// matched in the file; the archive stays consistent for `check`, and the same import again (the message
+    /// unchanged) or another run keeps the words indexed once.
+    @Test func aWordOnlyInAnAttachedSnippetFindsItsMessage() async throws {
+        let archive = try Self.archive()
+        let engine = SearchEngine(archive: archive)
+        #expect(try engine.search("quokka").hits.isEmpty, "the word is in no message's own text")
+        let host = FileHostStandIn(Self.standIn)
+        let base = try await host.start()
+        defer { Task { await host.stop() } }
+        _ = try await Self.fetch(archive, host: base)
+
+        let hits = try engine.search("quokka").hits
+        #expect(hits.count == 1)
+        let hit = try #require(hits.first)
+        #expect(hit.message.text == "file 1")
+        #expect(hit.matchedFile == "deploy.py")
+        #expect(hit.snippet.contains(Highlight.start + "quokka" + Highlight.end))
+        // A word of the message's own text is matched there, not in a file.
+        #expect(try engine.search("\"file 1\"").hits.first?.matchedFile == nil)
+        // Binary files' bytes are not indexed ("%PDF-1.4 a small pdf…").
+        #expect(try engine.search("small").hits.isEmpty)
+
+        _ = try await Self.fetch(archive, host: base)
+        _ = try Importer(archive: archive).importExport(at: try Self.export().path)
+        #expect(try engine.search("quokka").hits.count == 1)
+        let report = try ArchiveChecker(archive: archive).run()
+        #expect(report.findings.isEmpty, "\(report.findings)")
     }
 
     /// A blob that is not whole on disk (damaged or removed after the run) is fetched again; the token is only sent

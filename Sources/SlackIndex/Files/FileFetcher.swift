@@ -191,7 +191,11 @@ public struct FileFetcher: Sendable {
     }
 
     private func fetch(_ file: ArchivedFile, known: FileBlob?) async throws -> Outcome {
-        if let known, blobs.contains(known.sha256, size: known.size) { return .alreadyThere }
+        if let known, blobs.contains(known.sha256, size: known.size) {
+            // Again each run: an import that rewrote the message dropped its file's words (done once otherwise).
+            try indexText(of: file.id, known)
+            return .alreadyThere
+        }
         let mode = file.mode ?? "hosted"
         if mode == "tombstone" || mode == "hidden_by_limit" { return .gone }
         if mode == "external" { return .external }
@@ -223,10 +227,17 @@ public struct FileFetcher: Sendable {
             }
             let size = blob.size
             let committed = try blob.commit()
-            try archive.recordFileBlob(
-                id: file.id, blob: FileBlob(sha256: committed.sha256, size: size, contentType: type))
+            let stored = FileBlob(sha256: committed.sha256, size: size, contentType: type)
+            try archive.recordFileBlob(id: file.id, blob: stored)
+            try indexText(of: file.id, stored)
             return .downloaded(size: size, deduplicated: committed.wasStored)
         }
+    }
+
+    /// Adds a text-like file's words to its messages' search entries (``Archive/indexFileText(fileID:text:)``).
+    private func indexText(of id: String, _ blob: FileBlob) throws {
+        guard let text = FileText.read(blob, in: blobs) else { return }
+        try archive.indexFileText(fileID: id, text: text)
     }
 
     /// Slack answers a request without a valid token with its HTML sign-in page and status 200: HTML where the

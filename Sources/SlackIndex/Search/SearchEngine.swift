@@ -169,6 +169,31 @@ public struct SearchEngine: Sendable {
             + "add a year for another (during:\"may 2024\")."
     }
 
+    /// Hits whose snippet shows no match: when an attached text file's words matched (`FileText`), the snippet
+    /// of that file's text, and its name.
+    ///
+    /// - Complexity: one read for the hits without a match, and O(256 KiB) per file of theirs with text.
+    private func inAttachedFiles(_ hits: [SearchHit], snippets: SnippetBuilder) throws -> [SearchHit] {
+        let unmatched = hits.filter { !$0.snippet.contains(Highlight.start) }.map(\.message.rowID)
+        guard !unmatched.isEmpty else { return hits }
+        let files = try archive.indexedFileTexts(messageIDs: unmatched)
+        guard !files.isEmpty else { return hits }
+        let store = FileBlobs(archivePath: archive.path)
+        return hits.map { hit in
+            guard let attached = files[hit.message.rowID], !hit.snippet.contains(Highlight.start) else { return hit }
+            for file in attached {
+                guard let text = FileText.read(file.blob, in: store) else { continue }
+                let snippet = snippets.snippet(text)
+                guard snippet.contains(Highlight.start) else { continue }
+                var found = hit
+                found.snippet = snippet
+                found.matchedFile = file.name ?? file.id
+                return found
+            }
+            return hit
+        }
+    }
+
     /// Runs a parsed query.
     private func searchOnly(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
@@ -193,9 +218,10 @@ public struct SearchEngine: Sendable {
         let snippets = SnippetBuilder(terms: query.terms, variants: options.wordVariants)
         func hits(_ ranked: [(Int64, Double)]) throws -> [SearchHit] {
             let ids = Array(ranked.dropFirst(max(0, options.offset)))
-            return try archive.messages(ids: ids).map { message, score in
+            let found = try archive.messages(ids: ids).map { message, score in
                 SearchHit(message: message, snippet: snippets.snippet(message.plainText), score: score)
             }
+            return try inAttachedFiles(found, snippets: snippets)
         }
         switch options.sort {
         case .newest, .oldest:
