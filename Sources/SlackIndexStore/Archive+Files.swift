@@ -124,6 +124,23 @@ extension Archive {
         }
     }
 
+    /// True when a message (not deleted) carrying file `id` lacks its text in its search entry
+    /// (``indexFileText(fileID:text:)`` has something to do): a read, so a run over a complete store writes nothing.
+    ///
+    /// - Complexity: O(log n + messages carrying the file).
+    public func fileTextPending(fileID: String) throws -> Bool {
+        try pool.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (
+                        SELECT 1 FROM file f JOIN message m ON m.id = f.message_id
+                        LEFT JOIN file_text t ON t.message_id = m.id AND t.file_id = f.file_id
+                        WHERE f.file_id = ? AND m.is_deleted = 0 AND (t.message_hash IS NULL OR t.message_hash != m.hash))
+                    """, arguments: [fileID]) ?? false
+        }
+    }
+
     /// For each of `messageIDs` whose search entry holds a file's text (``indexFileText(fileID:text:)``), those
     /// files: id, name and blob.
     ///

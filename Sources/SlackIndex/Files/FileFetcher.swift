@@ -236,7 +236,9 @@ public struct FileFetcher: Sendable {
 
     /// Adds a text-like file's words to its messages' search entries (``Archive/indexFileText(fileID:text:)``).
     private func indexText(of id: String, _ blob: FileBlob) throws {
-        guard let text = FileText.read(blob, in: blobs) else { return }
+        guard FileText.isIndexable(blob.contentType), try archive.fileTextPending(fileID: id),
+            let text = FileText.read(blob, in: blobs)
+        else { return }
         try archive.indexFileText(fileID: id, text: text)
     }
 
