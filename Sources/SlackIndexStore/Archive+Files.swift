@@ -124,6 +124,24 @@ extension Archive {
         }
     }
 
+    /// The fetched files among those of `messageIDs`: file id → the blob's content type.
+    ///
+    /// - Complexity: O(messages × their files).
+    public func storedFileTypes(messageIDs: [Int64]) throws -> [String: String] {
+        guard !messageIDs.isEmpty else { return [:] }
+        return try pool.read { db in
+            var out: [String: String] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT b.file_id, b.content_type FROM file f JOIN file_blob b ON b.file_id = f.file_id
+                    WHERE f.message_id IN (\(messageIDs.map { _ in "?" }.joined(separator: ",")))
+                    """, arguments: StatementArguments(messageIDs))
+            while let row = try rows.next() { out[row["file_id"]] = row["content_type"] }
+            return out
+        }
+    }
+
     /// True when a message (not deleted) carrying file `id` lacks its text in its search entry
     /// (``indexFileText(fileID:text:)`` has something to do): a read, so a run over a complete store writes nothing.
     ///

@@ -132,6 +132,21 @@ import Testing
         #expect(html.headers[.xContentTypeOptions] == "nosniff")
     }
 
+    /// The web UI's timeline page says which of its messages' files are stored (and their types), so it shows
+    /// images inline, other files as downloads and the rest as not fetched.
+    @Test func theTimelineSaysWhichFilesAreStored() async throws {
+        let f = try Fixture()
+        let dm = await f.api.call("slackindex.timeline", parameters: ["channel": "D1"], bearer: f.member)
+        #expect(dm.ok)
+        #expect(dm.body.contains(#""stored_files":{"FDM":"image/png"}"#), "\(dm.body)")
+        let general = await f.api.call("slackindex.timeline", parameters: ["channel": "C1"], bearer: f.member)
+        #expect(
+            general.body.contains(#""stored_files":{"FHTML":"text/html; charset=utf-8","FPUB":"application/pdf"}"#),
+            "FNONE was never fetched: \(general.body)")
+        let script = WebAssets.script
+        #expect(script.contains("'/files/' + encodeURIComponent(f.id)") && script.contains("not fetched"))
+    }
+
     @Test func rangesAnswerTheAskedPart() async throws {
         let f = try Fixture()
         let size = Fixture.dmBytes.count

@@ -95,6 +95,9 @@ pre { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace
 .files { list-style: none; margin: 4px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 6px; }
 .files li { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; font-size: 13.5px; }
 .fsize { color: var(--muted); font-size: 12px; }
+.fmissing { color: var(--muted); font-size: 12px; font-style: italic; }
+.files li.fimage { border: 0; padding: 0; }
+.fimage img { display: block; max-width: min(360px, 100%); max-height: 240px; border-radius: 6px; border: 1px solid var(--line); }
 .reactions { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 4px; }
 .reaction { border: 1px solid var(--line); background: var(--chip); border-radius: 12px; padding: 0 8px; font-size: 13px; cursor: default; }
 .reaction b { font-weight: 600; font-size: 12px; color: var(--muted); }
