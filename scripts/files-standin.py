@@ -7,7 +7,7 @@ text types, then deterministic pseudo-random bytes, different for every file. Ev
 `Authorization: Bearer <token>` (403 otherwise); unknown paths answer 404. HTTP/1.1 keep-alive, one thread per
 connection.
 
-Usage: scripts/files-standin.py EXPORT_DIR [--port 8765] [--token xoxp-bench]
+Usage: scripts/files-standin.py EXPORT_DIR [--port 8765 (0: any free port)] [--token xoxp-bench]
 Then:  SLACK_TOKEN=xoxp-bench slackindex files --file-host http://127.0.0.1:8765
 """
 import argparse
@@ -89,8 +89,9 @@ def main():
             self.end_headers()
             self.wfile.write(body)
 
-    print(f"{len(files)} file URLs; listening on http://127.0.0.1:{args.port}", flush=True)
-    ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(f"{len(files)} file URLs; listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":

@@ -191,6 +191,14 @@ public enum FileStoreError: Error, CustomStringConvertible, Sendable {
             reason: reason)
     }
 
+    /// The store's folder (`….files`) that `path` is in, else `path`'s folder.
+    static func store(of path: String) -> String {
+        guard let range = path.range(of: ".files/", options: .backwards) else {
+            return (path as NSString).deletingLastPathComponent
+        }
+        return String(path[..<range.lowerBound]) + ".files"
+    }
+
     /// True for a full disk (or quota).
     public var isDiskFull: Bool {
         switch self {
@@ -202,7 +210,7 @@ public enum FileStoreError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .cannotWrite(let path, _, let free, let reason):
             (isDiskFull
-                ? "The disk holding the file store \((path as NSString).deletingLastPathComponent) is full"
+                ? "The disk holding the file store \(Self.store(of: path)) is full"
                     + (free.map { " (\(($0 + 999_999) / 1_000_000) MB free)" } ?? "")
                 : "Writing \(path) failed (\(reason))")
                 + ". Files stored before stay. Free some space (or fix the folder's permissions), then run the "
