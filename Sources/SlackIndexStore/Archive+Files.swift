@@ -59,20 +59,21 @@ extension Archive {
         }
     }
 
-    /// The schema of migration v15: which blob holds each fetched file. A file id maps to one blob; blobs are
-    /// shared by files with the same bytes.
+    /// The schema of migration v15: which blob holds each fetched file (a file id maps to one blob; blobs are
+    /// shared by files with the same bytes), and which messages' search entries hold a text file's words. Written
+    /// to run again harmlessly (tests that take an archive back to an older layout forget v15 only).
     static func createFileBlobTable(_ db: Database) throws {
         try db.execute(
             sql: """
-                CREATE TABLE file_blob (
+                CREATE TABLE IF NOT EXISTS file_blob (
                     file_id TEXT PRIMARY KEY,
                     sha256 TEXT NOT NULL,
                     size INTEGER NOT NULL,
                     content_type TEXT NOT NULL,
                     fetched_at INTEGER NOT NULL
                 ) WITHOUT ROWID;
-                CREATE INDEX file_by_id ON file(file_id) WHERE file_id IS NOT NULL;
-                CREATE TABLE file_text (
+                CREATE INDEX IF NOT EXISTS file_by_id ON file(file_id) WHERE file_id IS NOT NULL;
+                CREATE TABLE IF NOT EXISTS file_text (
                     message_id INTEGER NOT NULL,
                     file_id TEXT NOT NULL,
                     message_hash INTEGER NOT NULL,
