@@ -188,7 +188,6 @@ final class FileHostStandIn: Sendable {
         let archive = try Self.archive()
         let host = FileHostStandIn(Self.standIn)
         let base = try await host.start()
-        defer { Task { await host.stop() } }
         let blobs = FileBlobs(archivePath: archive.path)
         // A temporary file of a process killed half way (no such pid): removed, never counted.
         try FileManager.default.createDirectory(atPath: blobs.root + "/tmp", withIntermediateDirectories: true)
@@ -236,6 +235,7 @@ final class FileHostStandIn: Sendable {
         for id in ["FPNG", "FTXT", "FDUP", "FRATE"] { #expect(host.requests(id) == (id == "FRATE" ? 2 : 1)) }
         #expect(host.totalRequests - before == 6, "F404, F403, FLOGIN and FBIG once each, FDROP twice")
         #expect(blobs.diskUsage().blobs == 3)
+        await host.stop()
     }
 
     /// A word only in an attached text snippet finds its message once the file is fetched, and the hit says it
@@ -247,7 +247,6 @@ final class FileHostStandIn: Sendable {
         #expect(try engine.search("quokka").hits.isEmpty, "the word is in no message's own text")
         let host = FileHostStandIn(Self.standIn)
         let base = try await host.start()
-        defer { Task { await host.stop() } }
         _ = try await Self.fetch(archive, host: base)
 
         let hits = try engine.search("quokka").hits
@@ -266,6 +265,7 @@ final class FileHostStandIn: Sendable {
         #expect(try engine.search("quokka").hits.count == 1)
         let report = try ArchiveChecker(archive: archive).run()
         #expect(report.findings.isEmpty, "\(report.findings)")
+        await host.stop()
     }
 
     /// A blob that is not whole on disk (damaged or removed after the run) is fetched again; the token is only sent
@@ -274,7 +274,6 @@ final class FileHostStandIn: Sendable {
         let archive = try Self.archive()
         let host = FileHostStandIn(Self.standIn)
         let base = try await host.start()
-        defer { Task { await host.stop() } }
         _ = try await Self.fetch(archive, host: base)
         let blobs = FileBlobs(archivePath: archive.path)
         let blob = try #require(try archive.fileBlob(id: "FTXT"))
@@ -284,17 +283,18 @@ final class FileHostStandIn: Sendable {
         #expect(again.downloaded == 1)
         #expect(again.alreadyThere == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(Self.snippet))
+        await host.stop()
     }
 
     @Test func aWrongTokenIsRefusedNotStored() async throws {
         let archive = try Self.archive()
         let host = FileHostStandIn(Self.standIn)
         let base = try await host.start()
-        defer { Task { await host.stop() } }
         let report = try await Self.fetch(archive, host: base, token: "xoxp-wrong")
         #expect(report.downloaded == 0)
         #expect(report.refused == 9, "every file asked for: 403, or the sign-in page")
         #expect(try archive.fileBlobs().isEmpty)
+        await host.stop()
     }
 
     /// A host that fails file after file ends the run with an error saying so, instead of being waited out.
@@ -302,9 +302,9 @@ final class FileHostStandIn: Sendable {
         let archive = try Self.archive()
         let host = FileHostStandIn(Self.standIn.mapValues { _ in .status(500) })
         let base = try await host.start()
-        defer { Task { await host.stop() } }
         await #expect(throws: FileFetchError.self) { try await Self.fetch(archive, host: base) }
         #expect(try archive.fileBlobs().isEmpty)
+        await host.stop()
     }
 
     @Test func onlySlackHostsGetTheToken() throws {
@@ -342,7 +342,6 @@ final class FileHostStandIn: Sendable {
         behaviours["FDROP"] = .status(418)
         let host = FileHostStandIn(behaviours)
         let base = try await host.start()
-        defer { Task { await host.stop() } }
         let config = TestSupport.temporaryDirectory().path
         let arguments = ["--db", archive.path, "files", "--file-host", base, "--max-size", "64KB", "--quiet"]
         let first = try CLITests.run(
@@ -371,5 +370,6 @@ final class FileHostStandIn: Sendable {
 
         let badSize = try CLITests.run(arguments + ["--max-size", "lots"], environment: ["XDG_CONFIG_HOME": config])
         #expect(badSize.status == 64)
+        await host.stop()
     }
 }
