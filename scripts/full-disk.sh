@@ -114,6 +114,41 @@ mount -o remount,size=256m "$disk"
 [ ! -s "$disk/archive.sqlite-wal" ] || fail "final checkpoint" "the same import again left the log uncopied"
 "$binary" --db "$disk/archive.sqlite" check >/dev/null || fail "final checkpoint" "check after the copy: not healthy"
 
+# `files` (issue 52): sample-data's files from a stand-in for Slack's file host into the store beside an archive on
+# a tmpfs that fills half way: exit 1 with the full-disk message, no temporary file left, every blob recorded and
+# every recorded blob whole; with room again the same command finishes (exit 2: some files are hidden_by_limit).
+python3 scripts/files-standin.py sample-data/export --port 0 >"$work/standin.txt" 2>&1 &
+standin=$!
+trap 'kill $standin 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 100); do grep -q "listening" "$work/standin.txt" && break; sleep 0.1; done
+host=$(grep -o 'http://[^ ]*' "$work/standin.txt" | head -1)
+umount "$disk" 2>/dev/null || true
+mount -t tmpfs -o size=24m tmpfs "$disk"
+"$binary" --db "$disk/archive.sqlite" import sample-data/export.zip --quiet >/dev/null
+status=0
+SLACK_TOKEN=xoxp-bench "$binary" --db "$disk/archive.sqlite" files --file-host "$host" --quiet >/dev/null \
+    2>"$work/err.txt" || status=$?
+[ "$status" -eq 1 ] || fail "files" "exit $status, expected 1 ($(cat "$work/err.txt"))"
+grep -q "is full" "$work/err.txt" || fail "files" "no full-disk message: $(cat "$work/err.txt")"
+grep -q "run the same command again" "$work/err.txt" || fail "files" "no 'run the same command again'"
+[ -z "$(ls -A "$disk/archive.files/tmp" 2>/dev/null)" ] || fail "files" "a temporary file was left"
+recorded=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(DISTINCT sha256) FROM file_blob").fetchone()[0])' "$disk/archive.sqlite")
+on_disk=$(find "$disk/archive.files/blobs" -type f | wc -l)
+[ "$recorded" -gt 0 ] && [ "$recorded" = "$on_disk" ] || fail "files" "$recorded blobs recorded, $on_disk on disk"
+for blob in $(find "$disk/archive.files/blobs" -type f); do
+    [ "$(sha256sum "$blob" | cut -c1-64)" = "$(basename "$blob")" ] || fail "files" "$blob is not whole"
+done
+echo "files on 24m: stopped with $recorded files stored and kept; $(head -c 160 "$work/err.txt")"
+mount -o remount,size=512m "$disk"
+status=0
+SLACK_TOKEN=xoxp-bench "$binary" --db "$disk/archive.sqlite" files --file-host "$host" --json >"$work/out.json" \
+    2>"$work/err.txt" || status=$?
+[ "$status" -eq 2 ] || fail "files" "the same command again: exit $status, expected 2 ($(cat "$work/err.txt"))"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["already_there"] == int(sys.argv[2]) and d["failed"] == 0 and d["refused"] == 0 and d["downloaded"] + d["already_there"] + d["gone"] == d["files"]))' \
+    "$work/out.json" "$recorded" || fail "files" "the second run's report: $(cat "$work/out.json")"
+"$binary" --db "$disk/archive.sqlite" check >/dev/null || fail "files" "check after the second run: not healthy"
+kill $standin 2>/dev/null || true
+
 if [ "$failures" -ne 0 ]; then
     echo "full-disk: $failures failure(s)" >&2
     exit 1

@@ -281,14 +281,17 @@ for channel, ts in SPEC["xss"]:
     xss_seen.append(text)
 check(any("<script>alert(1)</script>" in t for t in xss_seen), "the script message shows as text: %r" % xss_seen)
 check(any("<img src=x onerror=" in t for t in xss_seen), "the img message shows as text: %r" % xss_seen)
-check(js("return document.querySelectorAll('#timeline script, #timeline img, #timeline iframe').length") == 0,
-      "no element made from message text")
+check(js("return [...document.querySelectorAll('#timeline script, #timeline img, #timeline iframe')]"
+         ".filter(e => !e.closest('.fimage')).length") == 0,
+      "no element made from message text (a stored file's image aside)")
 check(js("return document.body.dataset.xss === undefined") and no_alert(), "no handler ran")
 out["xss_text"] = xss_seen
 
 # --- what a message carries: mrkdwn, links, mentions, emoji, (edited), reactions, files, apps, joins ---
 open_hash("#/%s/%s" % (SPEC["thread_channel"], SPEC["rendered"]))
 wait(lambda: loaded(SPEC["rendered"]), "the rendered message")
+wait(lambda: js("const i = document.querySelector('#m-' + CSS.escape(arguments[0]) + ' .fimage img');"
+                "return !!i && i.complete && i.naturalWidth > 0", SPEC["rendered"]), "the stored image loads")
 out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
   const text = m.querySelector('.text p');
   const head = [...text.childNodes].slice(0, 7).map(n => n.outerHTML || n.textContent).join('');
@@ -306,6 +309,8 @@ out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
     grouped: [...m.closest('section').querySelectorAll('article')].filter(a => a.classList.contains('cont')).map(a => a.id.slice(2)),
     group_head: (() => { const c = m.closest('section').querySelector('article.cont');
       return c ? [getComputedStyle(c.querySelector('.av')).visibility, getComputedStyle(c.querySelector('.name')).display] : null; })(),
+    image: (() => { const i = m.querySelector('.fimage img'); return i && { src: i.getAttribute('src'),
+      width: i.naturalWidth, link: i.closest('a').getAttribute('href') }; })(),
     bot: bot ? bot.querySelector('.meta').textContent.replace(/\\s*\\d+:\\d+.*$/, '').trim() : null,
     join_quiet: !!(join && join.classList.contains('quiet')),
     quote: block && block.querySelector('blockquote') && block.querySelector('blockquote').textContent,

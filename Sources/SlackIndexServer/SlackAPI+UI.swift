@@ -144,6 +144,13 @@ extension SlackAPI {
             ("before", cursor(messages.first, .before, moreBefore)),
             ("after", cursor(messages.last, .after, moreAfter)),
             ("anchor", .string(anchor)),
+            // Which of these messages' files `slackindex files` stored (served at /files/ID): id → content type.
+            (
+                "stored_files",
+                .object(
+                    try archive.storedFileTypes(messageIDs: messages.map(\.rowID)).sorted { $0.key < $1.key }
+                        .map { ($0.key, .string($0.value)) })
+            ),
         ]
     }
 }

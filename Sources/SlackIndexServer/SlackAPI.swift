@@ -68,8 +68,9 @@ public struct SlackAPIResponse: Sendable {
 /// user; an admin token sees every conversation. A conversation a token cannot see answers `channel_not_found`,
 /// as Slack does for channels you are not in, and search never returns its messages.
 public final class SlackAPI: Sendable {
-    /// The roles the API reads: conversations, users and what a token sees; timelines; the tokens themselves.
-    package let archive: any Directory & Timelines & TokenStore
+    /// The roles the API reads: conversations, users and what a token sees; timelines; the tokens themselves; the
+    /// files fetched.
+    package let archive: any Directory & Timelines & TokenStore & FileArchive
     public let configuration: SlackAPIConfiguration
     let limiter: RateLimiter
     let engine: SearchEngine

@@ -43,7 +43,8 @@ public enum SlackAPIServer {
     ///     }
     /// }
     /// ```
-    /// The API's own rate limit (HTTP 429, `Retry-After`) applies inside, after the middleware.
+    /// The API's own rate limit (HTTP 429, `Retry-After`) applies inside, after the middleware. `GET /files/{id}`
+    /// serves stored files with the same access rules (`FileRoute`).
     /// `ui` adds the web UI (`/`, `/ui/…`) and lets its session cookie stand for a token at `/api/`; nil leaves
     /// both out (`serve --ui off`): `/` answers 404 and cookies are ignored.
     public static func buildRouter(
@@ -56,6 +57,9 @@ public enum SlackAPIServer {
         }
         router.get("/api/:method", use: handler)
         router.post("/api/:method", use: handler)
+        router.get("/files/:id") { request, context in
+            try await FileRoute.respond(to: request, context: context, api: api, ui: ui)
+        }
         ui?.addRoutes(to: router, api: api)
         return router
     }
@@ -154,6 +158,20 @@ public enum SlackAPIServer {
         host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
+    /// Who a request is for: its `Authorization: Bearer` token, else its `token` argument, else (when `ui` is on)
+    /// its web UI session cookie's token; nil for none.
+    static func caller(of request: Request, parameters: [String: String], ui: WebUI?) -> APICaller? {
+        var bearer: String?
+        if let authorization = request.headers[.authorization] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                bearer = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
+        return presented.map { APICaller.presented($0) } ?? ui?.caller(cookieHeader: request.headers[.cookie])
+    }
+
     /// Reads the request (query string; form or JSON body for POST), calls the API, writes Slack's answer.
     /// Without a bearer token or `token=`, a web UI session cookie (when `ui` is on) stands for its token. Answers
     /// of 1 KiB or more are gzipped for clients that accept it.
@@ -170,15 +188,7 @@ public enum SlackAPIServer {
             let fields = type.contains("json") ? APIParameters.json(text) : APIParameters.form(text)
             parameters.merge(fields) { _, body in body }
         }
-        var bearer: String?
-        if let authorization = request.headers[.authorization] {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" {
-                bearer = parts[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
-        let caller = presented.map { APICaller.presented($0) } ?? ui?.caller(cookieHeader: request.headers[.cookie])
+        let caller = caller(of: request, parameters: parameters, ui: ui)
         let answer = await api.call(method, parameters: parameters, caller: caller)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .xContentTypeOptions: "nosniff"]
         if let retryAfter = answer.retryAfter { headers[.retryAfter] = String(retryAfter) }

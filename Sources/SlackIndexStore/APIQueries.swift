@@ -43,7 +43,7 @@ extension SQLiteArchive {
     ///
     /// Public channels are open to every token; private channels, DMs and group DMs only to their members
     /// (`conversation.members`, a JSON array); admin tokens see everything.
-    private static func visibility(_ token: APIToken) -> (sql: String, arguments: StatementArguments) {
+    static func visibility(_ token: APIToken) -> (sql: String, arguments: StatementArguments) {
         (
             "(? OR c.kind = 'channel' OR EXISTS (SELECT 1 FROM json_each(c.members) j WHERE j.value = ?))",
             [token.isAdmin, token.userID]

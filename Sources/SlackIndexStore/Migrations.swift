@@ -20,6 +20,7 @@ enum Migrations {
         ("v12 packed raw JSON", v12PackedRawJSON),
         ("v13 millisecond message ids", v13MillisecondMessageIds),
         (indexCheck, v14IndexCheck),
+        (fileBlobs, v15FileBlobs),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -27,6 +28,9 @@ enum Migrations {
         for (name, migrate) in versions { migrator.registerMigration(name, migrate: migrate) }
         return migrator
     }
+
+    /// The migration that adds the table of fetched files (v15): a new table, no layout of old data changed.
+    static let fileBlobs = "v15 file blobs"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"

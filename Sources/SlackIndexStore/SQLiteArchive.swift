@@ -91,8 +91,9 @@ package final class SQLiteArchive: ArchiveStore {
             if !current { try Migrations.migrator.migrate(pool) }
             let reindexed = try Migrations.rebuildIndexIfTokenizerChanged(pool)
             let packed = try Migrations.packPendingRows(pool)
-            // The index check (v14) alone changes nothing unless it finds the index stale (then `reindexed`).
-            let relaid = pending.contains { $0 != Migrations.indexCheck }
+            // The index check (v14) alone changes nothing unless it finds the index stale (then `reindexed`);
+            // the file table (v15) only adds a table.
+            let relaid = pending.contains { $0 != Migrations.indexCheck && $0 != Migrations.fileBlobs }
             upgradedOnOpen = (relaid && !created) || reindexed || packed
         } catch let error as StoreError {
             throw error

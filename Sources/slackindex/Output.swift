@@ -216,6 +216,8 @@ struct MessageJSON: Encodable {
     var permalinkOverride: String?
     /// History `--around TS`: the message asked for (`"target": true`).
     var isTarget = false
+    /// Search: the attached file the words were found in (`"matched_file"`).
+    var matchedFile: String?
 
     init(message: Message, snippet: String? = nil, score: Double? = nil, details: MessageDetails? = nil) {
         self.message = message
@@ -228,6 +230,7 @@ struct MessageJSON: Encodable {
         case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
         case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score, permalink
         case reactions, files, deleted, source, partial, target
+        case matchedFile = "matched_file"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -247,6 +250,7 @@ struct MessageJSON: Encodable {
         try c.encodeIfPresent(partial, forKey: .partial)
         if isTarget { try c.encode(true, forKey: .target) }
         if let snippet { try c.encode(Output.highlighted(snippet, color: false), forKey: .snippet) }
+        try c.encodeIfPresent(matchedFile, forKey: .matchedFile)
         if let details {
             try c.encode(details.reactions.map { ReactionJSON(name: $0.name, count: $0.count, users: $0.users) }, forKey: .reactions)
             try c.encode(details.files, forKey: .files)

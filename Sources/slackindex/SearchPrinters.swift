@@ -26,6 +26,7 @@ struct JSONHitPrinter: HitPrinter {
         for hit in hits {
             var line = MessageJSON(message: hit.message, snippet: hit.snippet, score: hit.score)
             line.permalinkOverride = hit.remotePermalink
+            line.matchedFile = hit.matchedFile
             if let partial {
                 line.source = hit.source.rawValue
                 line.partial = partial
@@ -81,6 +82,7 @@ struct TextHitPrinter: HitPrinter {
                 + Output.dim(Output.localTime(m.seconds, timeZone: timeZone), color: color)
                 + (m.threadTS != nil && m.threadTS != m.ts ? Output.dim("  (in thread)", color: color) : "")
                 + (partial != nil ? Output.dim("  [\(hit.source.rawValue)]", color: color) : "")
+                + (hit.matchedFile.map { Output.dim("  (in file \(Output.oneLine($0, width: 80)))", color: color) } ?? "")
                 + Output.dim("  \(m.handle)", color: color)
             Output.line(header)
             // Snippets: one paragraph, emoji rendered, wrapped under a two-space indent at the terminal width.

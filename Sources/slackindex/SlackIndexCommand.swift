@@ -25,7 +25,8 @@ struct SlackIndexCommand: AsyncParsableCommand {
         subcommands: [
             ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
             ConversationsCommand.self, UsersCommand.self, StatsCommand.self, CheckCommand.self,
-            BenchCommand.self, TokenCommand.self, ServeCommand.self, MCPCommand.self, UpgradeCommand.self,
+            FilesCommand.self, BenchCommand.self, TokenCommand.self, ServeCommand.self, MCPCommand.self,
+            UpgradeCommand.self,
         ]
     )
 }

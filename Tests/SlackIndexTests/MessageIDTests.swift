@@ -142,6 +142,7 @@ import Testing
                     UPDATE file SET message_id = (SELECT old_id FROM id_map WHERE new_id = message_id);
                     DELETE FROM grdb_migrations WHERE identifier = 'v13 millisecond message ids';
                     DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
                     """)
             try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }

@@ -314,6 +314,7 @@ import Testing
                     DROP TABLE raw_block;
                     DELETE FROM grdb_migrations WHERE identifier = 'v12 packed raw JSON';
                     DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
                     """)
         }
     }

@@ -61,6 +61,7 @@ import Testing
                     DROP TRIGGER message_count_update; DROP TRIGGER message_count_delete; DROP TABLE message_count;
                     DELETE FROM grdb_migrations WHERE identifier = 'v11 message counts';
                     DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
                     """)
         }
         try queue.close()

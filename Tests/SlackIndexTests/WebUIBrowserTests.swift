@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import SlackIndex
 import Testing
 
 #if canImport(Glibc)
@@ -162,7 +163,10 @@ import Testing
                 "text": "*bold* _slanted_ ~gone~ `code` <https://example.com/x|a link> <@\(APIFixture.dmMembers[1])> <!here> :tada:",
                 "edited": ["user": user, "ts": "1716000001.000000"],
                 "reactions": [["name": "tada", "count": 2, "users": APIFixture.dmMembers]],
-                "files": [["id": "F0UITEST", "name": "report.pdf", "size": 123_456, "permalink": fileLink]],
+                "files": [
+                    ["id": "F0UITEST", "name": "report.pdf", "size": 123_456, "permalink": fileLink],
+                    ["id": "F0UIIMAGE", "name": "chart.png", "mimetype": "image/png", "size": storedImage.count],
+                ],
             ],
             ["type": "message", "subtype": "bot_message", "bot_id": "B0UITEST", "username": "deploybot",
              "ts": "1716000000.000402", "text": "Deployed"],
@@ -182,6 +186,32 @@ import Testing
         let run = try? CLITests.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["fc-list", ":charset=1f389"])
         return run.map { $0.status == 0 && !$0.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty } ?? false
     }
+
+    /// A 40×30 red PNG (stored deflate blocks): the image the archive's file store holds for `F0UIIMAGE`.
+    static let storedImage: [UInt8] = {
+        let (width, height) = (40, 30)
+        var raw: [UInt8] = []
+        for _ in 0..<height { raw += [0] + Array(repeating: [255, 0, 0, 255], count: width).flatMap { $0 } }
+        var a: UInt32 = 1
+        var b: UInt32 = 0
+        for byte in raw {
+            a = (a + UInt32(byte)) % 65521
+            b = (b + a) % 65521
+        }
+        let length = UInt16(raw.count)
+        let zlib: [UInt8] =
+            [0x78, 0x01, 0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
+            + raw + withUnsafeBytes(of: ((b << 16) | a).bigEndian, Array.init)
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            return withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body
+                + withUnsafeBytes(of: ZipWriter.crc32(Data(body)).bigEndian, Array.init)
+        }
+        let header =
+            withUnsafeBytes(of: UInt32(width).bigEndian, Array.init) + withUnsafeBytes(of: UInt32(height).bigEndian, Array.init)
+            + [8, 6, 0, 0, 0]
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+    }()
 
     /// A thread of 130 replies (the panel reads 50 a page), as an API page's messages.
     static let longThread = "1716000000.000500"
@@ -205,6 +235,14 @@ import Testing
         try JSONSerialization.data(withJSONObject: page).write(to: folder.appendingPathComponent("history.json"))
         let imported = try CLITests.run(["--db", db, "import", folder.path, "--quiet"])
         #expect(imported.status == 0, "\(imported.stderr)")
+        // The image as `slackindex files` would have stored it: served from the archive, never from Slack.
+        let archive = try Archive(path: db)
+        let writer = try FileBlobs(archivePath: db).begin()
+        try storedImage.withUnsafeBytes { try writer.write($0) }
+        let size = writer.size
+        let committed = try writer.commit()
+        try archive.store.recordFileBlob(
+            id: "F0UIIMAGE", blob: FileBlob(sha256: committed.sha256, size: size, contentType: "image/png"))
         return db
     }
 
@@ -276,7 +314,7 @@ import Testing
         #expect(rendered["edited"] as? Bool == true)
         #expect(rendered["reaction"] as? String == (emojiFont ? "🎉 2" : ":tada: 2"))
         #expect((rendered["reacted"] as? String)?.contains("Matthew Thompson") == true)
-        #expect(rendered["file"] as? String == "report.pdf 120.6 KB")
+        #expect(rendered["file"] as? String == "report.pdf 120.6 KB not fetched")
         #expect(rendered["file_link"] as? String == Self.fileLink)
         // One author's messages within five minutes are one group: the three markup messages follow each other,
         // then the rendered one; the app's message, the join, the message after the join and the broadcast start
@@ -289,6 +327,9 @@ import Testing
         #expect((out["dayhead_overlap"] as? Int ?? 99) <= 0, "\(out["dayhead_overlap"] ?? "")")
         #expect(out["search_box_after"] as? String == "", "the search box is cleared after leaving the results")
         #expect(out["suggestion"] as? String == "exception", "did you mean, as in the terminal")
+        let image = try #require(rendered["image"] as? [String: Any], "the stored image is shown inline")
+        #expect(image["src"] as? String == "/files/F0UIIMAGE", "from the archive")
+        #expect(image["width"] as? Int == 40 && image["link"] as? String == "/files/F0UIIMAGE")
         #expect(rendered["bot"] as? String == "deploybotAPP", "the app's name and its badge")
         #expect(rendered["join_quiet"] as? Bool == true)
         #expect(rendered["quote"] as? String == "quoted line")

@@ -61,10 +61,11 @@ public final class SlackWebClient: Sendable {
 
     /// The base URL, ending in `/` (e.g. `https://slack.com/api/`).
     public let baseURL: String
-    private let token: String
-    private let policy: Policy
-    private let http: HTTPClient
-    private let counters = Mutex(Counters())
+    // Internal for `download` (SlackWebClient+Download.swift), which shares the retry rules.
+    let token: String
+    let policy: Policy
+    let http: HTTPClient
+    let counters = Mutex(Counters())
 
     /// Creates a client; call ``shutdown()`` when done.
     ///
@@ -178,12 +179,7 @@ public final class SlackWebClient: Sendable {
         let timeout = TimeAmount.nanoseconds(Int64(policy.requestTimeout.seconds * 1e9))
         let response = try await http.execute(request, timeout: timeout)
         let status = Int(response.status.code)
-        if status == 429 {
-            // Slack sends whole seconds; a missing or odd header means "a little while".
-            let header = response.headers.first(name: "Retry-After") ?? ""
-            let seconds = Int(header.trimmingCharacters(in: .whitespaces)).map { max(0, $0) } ?? 1
-            return .rateLimited(seconds)
-        }
+        if status == 429 { return .rateLimited(Self.retryAfter(response.headers)) }
         var buffer = try await response.body.collect(upTo: 256 << 20)
         counters.withLock { $0.bytes += Int64(buffer.readableBytes) }
         if status >= 500 { return .retry("HTTP \(status)") }
@@ -191,13 +187,20 @@ public final class SlackWebClient: Sendable {
         return .body(buffer.readBytes(length: buffer.readableBytes) ?? [])
     }
 
-    private func backoff(after failures: Int) -> Duration {
+    /// The seconds a 429 answer asks to wait: Slack sends whole seconds; a missing or odd header means "a little
+    /// while".
+    static func retryAfter(_ headers: HTTPHeaders) -> Int {
+        let header = headers.first(name: "Retry-After") ?? ""
+        return Int(header.trimmingCharacters(in: .whitespaces)).map { max(0, $0) } ?? 1
+    }
+
+    func backoff(after failures: Int) -> Duration {
         let base = policy.backoff * (1 << min(failures - 1, 16))
         let capped = min(base, policy.maxBackoff)
         return capped * Double.random(in: 0.75...1.25)
     }
 
-    private func wait(_ duration: Duration) async throws {
+    func wait(_ duration: Duration) async throws {
         counters.withLock { $0.waited += duration.seconds }
         try await Task.sleep(for: duration)
     }

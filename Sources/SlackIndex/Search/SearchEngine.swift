@@ -182,6 +182,31 @@ public struct SearchEngine: Sendable {
             + "add a year for another (during:\"may 2024\")."
     }
 
+    /// Hits whose snippet shows no match: when an attached text file's words matched (`FileText`), the snippet
+    /// of that file's text, and its name.
+    ///
+    /// - Complexity: one read for the hits without a match, and O(256 KiB) per file of theirs with text.
+    private func inAttachedFiles(_ hits: [SearchHit], snippets: SnippetBuilder) throws -> [SearchHit] {
+        let unmatched = hits.filter { !$0.snippet.contains(Highlight.start) }.map(\.message.rowID)
+        guard !unmatched.isEmpty else { return hits }
+        let files = try archive.indexedFileTexts(messageIDs: unmatched)
+        guard !files.isEmpty else { return hits }
+        let store = FileBlobs(archivePath: archive.path)
+        return hits.map { hit in
+            guard let attached = files[hit.message.rowID], !hit.snippet.contains(Highlight.start) else { return hit }
+            for file in attached {
+                guard let text = FileText.read(file.blob, in: store) else { continue }
+                let snippet = snippets.snippet(text)
+                guard snippet.contains(Highlight.start) else { continue }
+                var found = hit
+                found.snippet = snippet
+                found.matchedFile = file.name ?? file.id
+                return found
+            }
+            return hit
+        }
+    }
+
     /// Runs a parsed query: resolved and prepared once, its hits (and count, when asked) from that preparation.
     private func searchOnly(_ query: SearchQuery, text: String, options: SearchOptions) throws -> SearchResults {
         guard !query.isEmpty else { throw SearchError.nothingToSearch(text) }
@@ -205,7 +230,9 @@ public struct SearchEngine: Sendable {
         let hits: [SearchHit]
         if query.terms.contains(where: { !$0.negated }) {
             let snippets = SnippetBuilder(terms: query.terms, variants: options.wordVariants)
-            hits = ranked.hits.map { SearchHit(message: $0.message, snippet: snippets.snippet($0.message.plainText), score: $0.score) }
+            hits = try inAttachedFiles(
+                ranked.hits.map { SearchHit(message: $0.message, snippet: snippets.snippet($0.message.plainText), score: $0.score) },
+                snippets: snippets)
         } else {
             hits = ranked.hits.map { SearchHit(message: $0.message, snippet: $0.message.plainText, score: $0.score) }
         }

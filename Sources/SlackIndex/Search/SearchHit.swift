@@ -9,6 +9,9 @@ public struct SearchHit: Sendable {
     public var source: HitSource = .local
     /// The remote's permalink, for hits the archive cannot link itself.
     public var remotePermalink: String? = nil
+    /// The name of the attached file the words were found in, when they are not in the message's own text (the
+    /// snippet is then the file's).
+    public var matchedFile: String? = nil
 
     /// The best link to the message: the archive's own, else the remote's.
     public var permalink: String? { message.permalink ?? remotePermalink }

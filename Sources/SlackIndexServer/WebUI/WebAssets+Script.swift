@@ -10,6 +10,8 @@ extension WebAssets {
     me: null, users: new Map(), handles: new Map(), convs: [], byId: new Map(), emoji: new Map(),
     conv: null, before: '', after: '', loading: false, gen: 0, sgen: 0, thread: null, sel: null,
     page: 1, mode: 'home', pendingThread: null, paintedNow: () => {},
+    // Files `slackindex files` stored (served at /files/ID): id → content type, from each timeline page.
+    stored: new Map(),
   };
   const PAGE = 50;
   // The assets' version (`?v=…` of this script's URL): the emoji table is asked for under it too.
@@ -205,6 +207,35 @@ extension WebAssets {
     return { id: m.user || '?', name: profile.display_name || profile.real_name || m.username || m.user || 'unknown', bot: false };
   }
 
+  function addStored(files) {
+    for (const id in files || {}) S.stored.set(id, files[id]);
+  }
+
+  // A file: a stored image inline (scaled down; a click opens the whole image), another stored file as a card that
+  // downloads it, one never fetched as a card that says so. In a thread, files of replies the timeline has not
+  // listed are shown as plain cards (nothing is claimed about them).
+  // A stored image inline (click for the whole), another stored file as a download, and a file never fetched as
+  // its Slack page (only an https link is made one), saying so.
+  function fileHTML(f, inThread) {
+    const name = esc(f.name || f.title || 'file');
+    const type = f.id ? S.stored.get(f.id) : undefined;
+    const url = f.id ? '/files/' + encodeURIComponent(f.id) : '';
+    if (type && /^image\/(png|jpeg|gif|webp)/.test(type)) {
+      return '<li class="fimage"><a href="' + esc(url) + '" target="_blank" rel="noopener"><img src="' + esc(url) +
+        '" alt="' + name + '" loading="lazy"></a></li>';
+    }
+    const size = ' <span class="fsize">' + esc(fileSize(f.size)) + '</span>';
+    if (type) {
+      return '<li><a class="file" href="' + esc(url) + '" download>' + FILE_ICON + '<span class="fname">' + name +
+        '</span>' + size + '</a></li>';
+    }
+    const link = /^https:\/\//i.test(f.permalink || '') ? f.permalink : '';
+    let h = '<li>' + (link ? '<a class="file" href="' + esc(link) + '" target="_blank" rel="noopener noreferrer">' : '') +
+      FILE_ICON + '<span class="fname">' + name + '</span>' + size + (link ? '</a>' : '');
+    if (!inThread && f.mode !== 'external') h += ' <span class="fmissing">not fetched</span>';
+    return h + '</li>';
+  }
+
   function fileSize(n) {
     if (!n && n !== 0) return '';
     const units = ['B', 'KB', 'MB', 'GB'];
@@ -258,13 +289,7 @@ extension WebAssets {
     }
     if (m.files && m.files.length) {
       h += '<ul class="files" aria-label="Files">';
-      for (const f of m.files) {
-        // The file's Slack page (files are not stored offline): only an https link is made one.
-        const name = '<span class="fname">' + esc(f.name || f.title || 'file') + '</span>';
-        const link = /^https:\/\//i.test(f.permalink || '') ? f.permalink : '';
-        h += '<li>' + (link ? '<a class="file" href="' + esc(link) + '" target="_blank" rel="noopener noreferrer">' : '') +
-          FILE_ICON + name + ' <span class="fsize">' + esc(fileSize(f.size)) + '</span>' + (link ? '</a>' : '') + '</li>';
-      }
+      for (const f of m.files) h += fileHTML(f, inThread);
       h += '</ul>';
     }
     if (m.reactions && m.reactions.length) {
@@ -408,6 +433,7 @@ extension WebAssets {
       if (gen !== S.gen) return;
       if (direction === 'top') S.before = r.before; else S.after = r.after;
       addUsers(r.users);
+      addStored(r.stored_files);
       place(r.messages, direction);
     } finally {
       if (gen === S.gen) S.loading = false;
@@ -461,6 +487,7 @@ extension WebAssets {
     if (gen !== S.gen) return;
     // The page names its conversation and users: it is shown before the sidebar and the member list arrive.
     addUsers(r.users);
+    addStored(r.stored_files);
     if (!S.byId.has(id) && r.conversation) {
       addConv(r.conversation);
       showTitle();

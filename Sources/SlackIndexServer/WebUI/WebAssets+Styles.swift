@@ -110,6 +110,9 @@ a.file { color: inherit; text-decoration: none; }
 a.file:hover .fname { text-decoration: underline; color: var(--accent); }
 .ficon { vertical-align: -2px; margin-right: 4px; color: var(--muted); }
 #suggest { font-size: 14px; margin: 4px 0 10px; }
+.fmissing { color: var(--muted); font-size: 12px; font-style: italic; }
+.files li.fimage { border: 0; padding: 0; }
+.fimage img { display: block; max-width: min(360px, 100%); max-height: 240px; border-radius: 6px; border: 1px solid var(--line); }
 .reactions { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 4px; }
 .reaction { border: 1px solid var(--line); background: var(--chip); border-radius: 12px; padding: 0 8px; font-size: 13px; cursor: default; }
 .reaction b { font-weight: 600; font-size: 12px; color: var(--muted); }

@@ -246,8 +246,31 @@ package protocol Maintenance: ArchiveRole {
     func limitSizeForTesting(pages: Int?) throws
 }
 
+/// The files fetched from Slack: which blob of the file store beside the archive holds each, who may read it, and
+/// the words of text files in their messages' search entries.
+package protocol FileArchive: ArchiveRole {
+    func archivedFiles(_ selection: Archive.FileSelection) throws -> [ArchivedFile]
+    func fileBlobs() throws -> [String: FileBlob]
+    func fileBlob(id: String) throws -> FileBlob?
+    /// The blob of a file whose conversation `token` may read; nil otherwise (never fetched, unknown, hidden).
+    func visibleFileBlob(id: String, to token: APIToken) throws -> (blob: FileBlob, name: String?)?
+    func recordFileBlob(id: String, blob: FileBlob, now: Date) throws
+    /// Adds a text file's words to the search entries of the messages carrying it; returns how many changed.
+    @discardableResult func indexFileText(fileID: String, text: String) throws -> Int
+    func fileTextPending(fileID: String) throws -> Bool
+    func storedFileTypes(messageIDs: [Int64]) throws -> [String: String]
+    func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]]
+}
+
+extension FileArchive {
+    package func recordFileBlob(id: String, blob: FileBlob) throws { try recordFileBlob(id: id, blob: blob, now: Date()) }
+    package func archivedFiles() throws -> [ArchivedFile] { try archivedFiles(Archive.FileSelection()) }
+}
+
 /// Every role: one opened archive, whatever its backend.
-package protocol ArchiveStore: SearchIndex, Timelines, Directory, TokenStore, ImportSink, SyncState, Maintenance {
+package protocol ArchiveStore: SearchIndex, Timelines, Directory, TokenStore, ImportSink, SyncState, Maintenance,
+    FileArchive
+{
     var access: Archive.Access { get }
     /// Opening migrated, re-indexed or packed an archive an older version wrote.
     var upgradedOnOpen: Bool { get }

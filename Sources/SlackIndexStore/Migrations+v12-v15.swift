@@ -142,4 +142,10 @@ extension Migrations {
                 arguments: ["stale: entries lost after edits"])
         }
     }
+
+    /// Migration v15 (`fileBlobs`): which blob of the file store beside the archive (`FileBlobs`) holds each
+    /// fetched file.
+    static func v15FileBlobs(_ db: Database) throws {
+        try SQLiteArchive.createFileBlobTable(db)
+    }
 }
