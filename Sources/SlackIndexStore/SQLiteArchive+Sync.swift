@@ -188,10 +188,13 @@ extension SQLiteArchive {
     /// `conversations.list` does not give members). Returns how many users were added and how many
     /// conversations were added, updated and left unchanged.
     package func storeListings(
-        users: [UserInput], conversations: [ConversationInput]
+        users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?
     ) throws -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int) {
         try pool.write { db in
             let (usersAdded, _) = try SQLiteArchive.upsertUsers(users, in: db)
+            let workspaceID = try workspace.map {
+                try SQLiteArchive.upsertWorkspace(teamID: $0.teamID, domain: $0.domain, in: db)
+            }
             var outcomes: [UpsertOutcome: Int] = [:]
             for var input in conversations {
                 if input.members.isEmpty,
@@ -201,7 +204,7 @@ extension SQLiteArchive {
                 {
                     input.members = members
                 }
-                outcomes[try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db).outcome, default: 0] += 1
+                outcomes[try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db).outcome, default: 0] += 1
             }
             return (usersAdded, outcomes[.added, default: 0], outcomes[.updated, default: 0], outcomes[.unchanged, default: 0])
         }

@@ -32,6 +32,17 @@ package struct UserInput: Sendable, Equatable {
 }
 
 /// A conversation to store, as an import or a sync learned it.
+/// The workspace listings come from (a sync's `auth.test`): its team id and Slack domain (`acme`), when known.
+package struct WorkspaceInput: Sendable, Equatable {
+    package var teamID: String
+    package var domain: String?
+
+    package init(teamID: String, domain: String?) {
+        self.teamID = teamID
+        self.domain = domain
+    }
+}
+
 package struct ConversationInput: Sendable, Equatable {
     package var slackID: String
     package var kind: ConversationKind

@@ -33,6 +33,25 @@ import Testing
         #expect(!names.contains { $0.hasSuffix("/#frontend") })
     }
 
+    /// A sync brings its conversations as the token's workspace's (`auth.test`'s team and domain): synced from another
+    /// archive's `serve`, globex's conversations sit beside acme's, labelled, as an import of its export would.
+    @Test func aSyncedWorkspaceIsLabelledBesideAnImportedOne() async throws {
+        let source = try Archive(path: TestSupport.temporaryDirectory().appendingPathComponent("globex.sqlite").path)
+        _ = try Importer(archive: source).importExport(at: Self.globexZip)
+        let user = try #require(try source.store.usersPage(after: nil, limit: 1).first).user.id
+        let token = try source.createToken(userID: user, isAdmin: true).token
+        let server = try await LiveSyncTests.start(source)
+        let target = try TestSupport.sampleArchive()
+        let summary = try await LiveSyncTests.sync(target, from: server, token: token)
+        await server.stop()
+        #expect(summary.messagesAdded > 0)
+        let names = try target.conversations().map(\.displayName)
+        for shared in ["general", "random", "engineering", "announcements", "dev", "backend"] {
+            #expect(names.contains("acme/#\(shared)") && names.contains("globex/#\(shared)"), "#\(shared): \(names)")
+        }
+        #expect(try target.conversation(named: "globex/#general").workspace == "globex")
+    }
+
     @Test func oneWorkspaceArchiveIsNotLabelled() throws {
         let archive = try TestSupport.sampleArchive()
         #expect(try archive.conversations().allSatisfy { $0.workspace == nil && !$0.displayName.contains("/") })

@@ -163,8 +163,8 @@ public final class Synchronizer: Sendable {
     /// `auth.test`, then every page of `users.list` and `conversations.list`, stored; returns the conversations
     /// this run syncs.
     private func syncListings(summary: inout Summary) async throws -> [Conversation] {
-        let auth = try await client.call("auth.test")
-        let me = try JSONDecoder().decode(AuthTest.self, from: Data(auth)).userID
+        let auth = try JSONDecoder().decode(AuthTest.self, from: Data(try await client.call("auth.test")))
+        let me = auth.userID
         var users: [UserRecord] = []
         try await paginate("users.list", [("limit", "200")], summary: &summary) { body in
             users += try JSONDecoder().decode(MembersPage.self, from: Data(body)).members
@@ -179,7 +179,9 @@ public final class Synchronizer: Sendable {
         }
         let handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { a, _ in a })
         let inputs = records.map { $0.input(kind: $0.declaredKind, handles: handles, folder: false, me: me) }
-        let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs)
+        // The conversations are the token's workspace's: where another workspace has a conversation of the same
+        // name, they are told apart by it (`acme/#general`).
+        let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs, workspace: auth.workspace)
         summary.users = users.count
         summary.usersAdded = stored.usersAdded
         summary.conversationsAdded = stored.conversationsAdded
@@ -359,7 +361,21 @@ public final class Synchronizer: Sendable {
 
     private struct AuthTest: Decodable {
         var userID: String?
-        enum CodingKeys: String, CodingKey { case userID = "user_id" }
+        var teamID: String?
+        var url: String?
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case teamID = "team_id"
+            case url
+        }
+
+        /// The workspace: its team id, and its domain when `url` is `https://DOMAIN.slack.com/`.
+        var workspace: WorkspaceInput? {
+            guard let teamID, !teamID.isEmpty else { return nil }
+            let host = url.flatMap { URL(string: $0)?.host?.lowercased() }
+            let domain = host.flatMap { $0.hasSuffix(".slack.com") ? String($0.dropLast(".slack.com".count)) : nil }
+            return WorkspaceInput(teamID: teamID, domain: domain.flatMap { $0.isEmpty || $0.contains(".") ? nil : $0 })
+        }
     }
     private struct MembersPage: Decodable { var members: [UserRecord] }
     private struct ChannelsPage: Decodable { var channels: [ConversationRecord] }

@@ -169,7 +169,8 @@ package protocol ImportSink: ArchiveRole {
     /// A write session for many pages (a dump): the sink sizes its transactions and checkpoints.
     func pageSession() -> any PageSession
     func apply(pages: [PageWrite]) throws -> WriteCounts
-    func storeListings(users: [UserInput], conversations: [ConversationInput]) throws
+    /// Users and conversations from listings; with `workspace`, the conversations are that workspace's.
+    func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?) throws
         -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
     func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
         -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int)
@@ -183,6 +184,12 @@ package protocol ImportSink: ArchiveRole {
 }
 
 extension ImportSink {
+    package func storeListings(users: [UserInput], conversations: [ConversationInput]) throws
+        -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
+    {
+        try storeListings(users: users, conversations: conversations, workspace: nil)
+    }
+
     package func reportingFailure<T>(_ write: () throws -> T) throws -> T {
         try reportingFailure(committed: WriteCounts(), write)
     }
