@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // The Model Context Protocol's official Swift SDK: `slackindex mcp` (stdio transport, Server API).
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
+        // Already in Hummingbird's graph: an in-process server stops through a graceful shutdown, not a task
+        // cancel (a cancelled accept loop drops accepted connections and NIO traps in their writers' deinit).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -71,6 +74,7 @@ let package = Package(
                 "CSlackZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

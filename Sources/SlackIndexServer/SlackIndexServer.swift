@@ -9,6 +9,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOCore
+import ServiceLifecycle
 import SlackIndex
 
 /// Builds the HTTP side of the API: a Hummingbird router or a whole application.
@@ -137,9 +138,13 @@ public enum SlackAPIServer {
             continuation.yield(bound)
             continuation.finish()
         }
+        // Stopped by a graceful shutdown: cancelling `app.run()` drops connections accepted but not yet served,
+        // and NIO traps on their unfinished writers ("Deinited NIOAsyncWriter without calling finish()"), which
+        // crashed a test run with 30 connections held open.
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: app.logger))
         let task = Task {
             defer { continuation.finish() }
-            try await app.run()
+            try await group.run()
         }
         var iterator = ports.makeAsyncIterator()
         guard let bound = await iterator.next() else {
@@ -147,7 +152,7 @@ public enum SlackAPIServer {
             throw CancellationError()
         }
         let urlHost = host.contains(":") ? "[\(host)]" : host
-        return RunningSlackAPIServer(port: bound, baseURL: "http://\(urlHost):\(bound)/api/", task: task)
+        return RunningSlackAPIServer(port: bound, baseURL: "http://\(urlHost):\(bound)/api/", group: group, task: task)
     }
 
     /// The largest request head (request line and headers) read, in bytes.
@@ -223,12 +228,22 @@ public struct RunningSlackAPIServer: Sendable {
     public let port: Int
     /// `http://HOST:PORT/api/`: the base URL Slack clients take (`slack_sdk`'s `base_url`).
     public let baseURL: String
+    let group: ServiceGroup
     let task: Task<Void, any Error>
 
-    /// Stops the server (cancels its service group) and waits until it has closed.
-    public func stop() async {
-        task.cancel()
+    /// Stops the server (a graceful shutdown of its service group: it stops listening, finishes the requests in
+    /// flight and closes idle connections) and waits until it has closed.
+    /// A client stuck mid-request past `graceSeconds` is cut off (the task is cancelled once the server no longer
+    /// accepts, so nothing is left unserved in the accept queue).
+    public func stop(graceSeconds: Double = 5) async {
+        await group.triggerGracefulShutdown()
+        let task = self.task
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(graceSeconds))
+            task.cancel()
+        }
         _ = try? await task.value
+        deadline.cancel()
     }
 }
 
