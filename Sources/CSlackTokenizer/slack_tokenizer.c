@@ -574,6 +574,16 @@ static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pT
   return rc;
 }
 
+int slackindex_tokenize(const char *text, int n, int stems, void *ctx,
+                        int (*token)(void *ctx, int colocated, const char *bytes, int length, int start, int end)) {
+  if (!text || n <= 0) return SQLITE_OK;
+  SiTokenizer *t = si_new();
+  if (!t) return SQLITE_NOMEM;
+  int rc = si_tokenize_impl(t, ctx, text, n, token, stems);
+  si_free(t);
+  return rc;
+}
+
 int slackindex_register_tokenizer(sqlite3 *db) {
   fts5_api *api = NULL;
   sqlite3_stmt *st = NULL;
@@ -594,10 +604,6 @@ int slackindex_register_tokenizer(sqlite3 *db) {
 
 int slackindex_disable_sqlite_memory_statistics(void) {
   return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
-unsigned short slackindex_stroke_base(unsigned int c) {
-  return (unsigned short)si_stroke_base((UChar32)c);
 }
 
 const char *slackindex_tokenizer_version(void) {

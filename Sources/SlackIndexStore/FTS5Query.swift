@@ -17,20 +17,6 @@ package enum IndexText {
     package static func isSearchable(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isSearchable)
     }
-
-    /// `text` (case- and accent-folded already) with its stroke letters folded as the index's tokenizer folds
-    /// them (ł → l, ø → o): the tokenizer's own table, so that what a snippet highlights is what matched.
-    package static func foldingStrokes(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value >= 0xF8 && slackindex_stroke_base($0.value) != 0 }) else {
-            return text
-        }
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            let base = scalar.value >= 0xF8 ? slackindex_stroke_base(scalar.value) : 0
-            scalars.append(base != 0 ? Unicode.Scalar(UInt8(base)) : scalar)
-        }
-        return String(scalars)
-    }
 }
 
 /// Compiles a search's words into SQLite FTS5 `MATCH` expressions that cannot be syntax errors: the only place
@@ -39,6 +25,9 @@ package enum IndexText {
 /// Every term becomes an FTS5 string literal (`"..."`, embedded `"` doubled), so FTS5 operators and column
 /// filters in user input (`NEAR`, `AND`, `^`, `body:x`, `*`, `(`) are only ever searched as text.
 enum FTS5Query {
+    /// Prefix stems (`SearchTerm.text`) → the index's words that a search takes for them.
+    typealias PrefixExpansions = [String: [String]]
+
     /// The FTS5 string literal for `text`: control characters become spaces, `"` is doubled.
     ///
     /// Returns nil when the text holds no letter or digit, because it would tokenize to an empty phrase
@@ -63,14 +52,24 @@ enum FTS5Query {
     /// `variants`, a word of plain ASCII letters also matches its English variants: `("deploys" OR "␁deploy" OR
     /// "deploy")` (see ``WordVariants``).
     /// - Complexity: O(n) in the length of the term.
-    static func expression(for term: TextTerm, variants: Bool = false) -> String? {
-        compiled(term, group: 0, variants: variants)?.expression
+    static func expression(for term: SearchTerm, variants: Bool = false, expansions: PrefixExpansions = [:]) -> String? {
+        compiled(term, group: 0, variants: variants, expansions: expansions)?.expression
     }
 
     /// The expression for one term and one rank-spec entry per FTS5 phrase in it (`"0e 0v"`: see
     /// `slackindex_rank` in `Sources/CSlackTokenizer/slack_rank.c`): a word and its variants share group `group`,
     /// every other phrase gets a group of its own, numbered from `group`. Returns the next free group too.
-    static func compiled(_ term: TextTerm, group: Int, variants: Bool) -> (expression: String, spec: [String], next: Int)? {
+    /// A prefix in `expansions` matches any of its words there instead (see `SQLiteArchive.expandingPrefix`).
+    static func compiled(_ term: SearchTerm, group: Int, variants: Bool, expansions: PrefixExpansions = [:])
+        -> (expression: String, spec: [String], next: Int)?
+    {
+        if term.kind == .prefix, let words = expansions[term.text] {
+            // A prefix no word of the index has: nothing matches.
+            let literals = words.compactMap(literal)
+            guard !literals.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
+            let spec = literals.indices.map { "\(group + $0)e" }
+            return ("(" + literals.joined(separator: " OR ") + ")", spec, group + literals.count)
+        }
         switch term.kind {
         case .word:
             guard let exact = literal(term.text) else { return nil }
@@ -86,13 +85,6 @@ enum FTS5Query {
             return literal(term.text).map { ($0, ["\(group)e"], group + 1) }
         case .prefix:
             return literal(term.text).map { ($0 + " *", ["\(group)e"], group + 1) }
-        case .anyWord(let words):
-            // A prefix no word of the index has: nothing matches.
-            guard !words.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
-            let literals = words.compactMap(literal)
-            guard !literals.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
-            let spec = literals.indices.map { "\(group + $0)e" }
-            return ("(" + literals.joined(separator: " OR ") + ")", spec, group + literals.count)
         }
     }
 
@@ -103,8 +95,9 @@ enum FTS5Query {
     /// word (~100 ms for a very common one). FTS5's `NOT` needs a left operand, so without words the negative
     /// part runs apart: `… AND rowid NOT IN (SELECT rowid FROM t WHERE t MATCH :negative)`.
     /// - Complexity: O(total length of the terms).
-    static func match(_ search: ResolvedSearch) -> (positive: String?, negative: String?) {
-        let (all, none) = expressions(words: search.words, excluded: search.excluded, variants: search.wordVariants)
+    static func match(_ search: ResolvedSearch, expansions: PrefixExpansions = [:]) -> (positive: String?, negative: String?) {
+        let (all, none) = expressions(
+            words: search.words, excluded: search.excluded, variants: search.wordVariants, expansions: expansions)
         if let all, let none { return ("(\(all)) NOT (\(none))", nil) }
         return (all, none)
     }
@@ -113,11 +106,12 @@ enum FTS5Query {
     /// words, in order (the excluded ones, which no hit holds, get groups of their own by default). With a single
     /// group it starts with `!`: the IDF is the same for every hit, so the function need not read the phrases'
     /// whole doclists to count their documents (most of a common word's ranking time).
-    static func rankSpec(_ search: ResolvedSearch) -> String {
+    static func rankSpec(_ search: ResolvedSearch, expansions: PrefixExpansions = [:]) -> String {
         var spec: [String] = []
         var group = 0
         for term in search.words {
-            guard let part = compiled(term, group: group, variants: search.wordVariants) else { continue }
+            guard let part = compiled(term, group: group, variants: search.wordVariants, expansions: expansions)
+            else { continue }
             spec += part.spec
             group = part.next
         }
@@ -125,10 +119,11 @@ enum FTS5Query {
     }
 
     /// The AND of `words` and the OR of `excluded`, each nil when it has no searchable term.
-    static func expressions(words: [TextTerm], excluded: [TextTerm], variants: Bool = false)
-        -> (positive: String?, negative: String?)
-    {
-        let positive = words.compactMap { expression(for: $0, variants: variants) }
+    /// Only `words` take `expansions` (an excluded prefix stays a prefix).
+    static func expressions(
+        words: [SearchTerm], excluded: [SearchTerm], variants: Bool = false, expansions: PrefixExpansions = [:]
+    ) -> (positive: String?, negative: String?) {
+        let positive = words.compactMap { expression(for: $0, variants: variants, expansions: expansions) }
         let negative = excluded.compactMap { expression(for: $0, variants: variants) }
         return (
             positive.isEmpty ? nil : positive.joined(separator: " AND "),

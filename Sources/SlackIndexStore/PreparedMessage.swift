@@ -66,7 +66,8 @@ package struct PreparedReaction: Sendable {
     }
 }
 
-/// A file's metadata ready for the store (URLs already without their access tokens).
+/// A file's metadata as a message carries it (URLs without their access tokens): what the importer reads and the
+/// store keeps (the file's bytes are `FileArchive`'s).
 package struct PreparedFile: Sendable, Hashable {
     package var id: String?
     package var name: String?
@@ -80,8 +81,9 @@ package struct PreparedFile: Sendable, Hashable {
     package var permalink: String?
 
     package init(
-        id: String?, name: String?, title: String?, mimetype: String?, filetype: String?, size: Int64?,
-        mode: String?, urlPrivate: String?, urlPrivateDownload: String?, permalink: String?
+        id: String? = nil, name: String? = nil, title: String? = nil, mimetype: String? = nil,
+        filetype: String? = nil, size: Int64? = nil, mode: String? = nil, urlPrivate: String? = nil,
+        urlPrivateDownload: String? = nil, permalink: String? = nil
     ) {
         self.id = id
         self.name = name

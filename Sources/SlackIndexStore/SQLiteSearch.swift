@@ -85,33 +85,33 @@ extension SQLiteArchive {
     package func prepare(_ search: ResolvedSearch) throws -> any PreparedSearch {
         try pool.read { db in
             var notes: [String] = []
-            var expanded = search
-            expanded.words = try search.words.map { term in
-                try SQLiteArchive.expandingPrefix(term, notes: &notes, db: db)
+            var expansions: FTS5Query.PrefixExpansions = [:]
+            for term in search.words where expansions[term.text] == nil {
+                expansions[term.text] = try SQLiteArchive.expandingPrefix(term, notes: &notes, db: db)
             }
-            let (positive, negative) = FTS5Query.match(expanded)
+            let (positive, negative) = FTS5Query.match(search, expansions: expansions)
             return SQLitePreparedSearch(
-                archive: self, search: expanded, positive: positive, negative: negative,
-                rankSpec: FTS5Query.rankSpec(expanded),
-                conditions: SQLiteArchive.conditions(expanded, negative: negative),
-                plan: try SQLiteArchive.plan(expanded, db: db), notes: notes)
+                archive: self, search: search, positive: positive, negative: negative,
+                rankSpec: FTS5Query.rankSpec(search, expansions: expansions),
+                conditions: SQLiteArchive.conditions(search, negative: negative),
+                plan: try SQLiteArchive.plan(search, db: db), notes: notes)
         }
     }
 
-    /// `term`, when it is a prefix of ASCII letters and digits, replaced by the index's most frequent words with
-    /// that prefix (at most `maxPrefixWords`; a note says when more exist).
+    /// For `term`, when it is a prefix of ASCII letters and digits, the index's most frequent words with that prefix
+    /// (at most `maxPrefixWords`; a note says when more exist); nil for any other term.
     ///
     /// The index answers a prefix by merging the doclists of every such word before it can return the newest
     /// match (0.3 s for `valu*` on 1M messages); a choice among the words lets it merge lazily and stop early.
-    private static func expandingPrefix(_ term: TextTerm, notes: inout [String], db: Database) throws -> TextTerm {
+    private static func expandingPrefix(_ term: SearchTerm, notes: inout [String], db: Database) throws -> [String]? {
         let stem = term.text.lowercased()
         guard term.kind == .prefix,
             stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) })
-        else { return term }
+        else { return nil }
         let (words, total) = try prefixExpansion(stem, limit: maxPrefixWords, db: db)
         if total > words.count {
             notes.append("\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")
         }
-        return TextTerm(.anyWord(words), term.text)
+        return words
     }
 }

@@ -1,26 +1,30 @@
 import Foundation
 import GRDB
 
-/// A word, phrase or prefix of a search, as the store matches it.
-package struct TextTerm: Sendable, Hashable {
-    package enum Kind: Sendable, Hashable {
-        /// A single word.
+/// One free-text term of a search, as the query parser reads it and the store matches it (`SearchQuery.Term`).
+public struct SearchTerm: Sendable, Hashable {
+    /// How the term matches.
+    public enum Kind: Sendable, Hashable {
+        /// A single word (`budget`).
         case word
-        /// An exact phrase: the words of `text`, in order.
+        /// An exact phrase (`"quarterly budget"`); `text` holds the words without quotes.
         case phrase
-        /// Words starting with `text`.
+        /// A word prefix (`budg*`); `text` holds the stem without `*`.
         case prefix
-        /// Any of these words (a prefix expanded through the index's vocabulary; none: nothing matches).
-        case anyWord([String])
     }
 
-    package var kind: Kind
-    /// The word, phrase or prefix stem as the user wrote it (no quotes, `*` or `-`).
-    package var text: String
+    /// How the term matches.
+    public var kind: Kind
+    /// The word, phrase or prefix stem, without quotes, `*` or the leading `-`.
+    public var text: String
+    /// True for excluded terms (`-word`, `-"phrase"`).
+    public var negated: Bool
 
-    package init(_ kind: Kind, _ text: String) {
+    /// Creates a term.
+    public init(_ kind: Kind, _ text: String, negated: Bool = false) {
         self.kind = kind
         self.text = text
+        self.negated = negated
     }
 }
 
@@ -40,9 +44,9 @@ package struct SearchCandidate: Sendable, Equatable {
 /// A search with every name resolved to ids: what the store runs.
 package struct ResolvedSearch: Sendable {
     /// Terms every hit matches (empty: filters only).
-    package var words: [TextTerm] = []
+    package var words: [SearchTerm] = []
     /// Terms no hit may match.
-    package var excluded: [TextTerm] = []
+    package var excluded: [SearchTerm] = []
     /// Posted at or after / before, in microseconds (`ts_key`).
     package var lower: Int64?
     package var upper: Int64?

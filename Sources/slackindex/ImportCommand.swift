@@ -84,15 +84,15 @@ struct ImportCommand: ParsableCommand {
     }
 
     private func importAll() throws -> ImportSummary {
-        let archive = try global.openArchive()
         let stop = StopSignal()
-        let importer = Importer(archive: archive, stop: stop)
-        let reporter = ProgressReporter(enabled: !quiet)
         let interrupts = InterruptHandler {
             stop.request()
             Output.error("\nStopping after the messages being written (Ctrl-C again quits at once).")
         }
         defer { interrupts.cancel() }
+        let archive = try global.openArchive()
+        let importer = Importer(archive: archive, stop: stop)
+        let reporter = ProgressReporter(enabled: !quiet)
         let summary = importer.importPaths(paths, conversation: conversation) { progress in reporter.update(progress) }
         reporter.finish()
         return summary
@@ -111,6 +111,16 @@ struct ImportCommand: ParsableCommand {
                 Output.error(
                     "Error: nothing was imported: all \(Output.count(summary.messagesSkipped)) messages were skipped: "
                         + reasons.joined(separator: "; ") + ".")
+            } else if summary.skippedFiles.isEmpty {
+                // Exit 1 said nothing before: a tree with an export's users.json but pages for day files.
+                let ignored =
+                    summary.ignoredFiles.first.map {
+                        "; \(Output.count(summary.ignoredFiles.count)) file(s) were neither an export's day files "
+                            + "(CHANNEL/YYYY-MM-DD.json) nor API pages, e.g. \($0)"
+                    } ?? ""
+                Output.error(
+                    "Error: nothing was imported: no messages found in \(summary.sources.joined(separator: ", "))"
+                        + ignored + ". `slackindex import --help` lists the layouts it reads.")
             }
         } else {
             printSummary(summary, database: database)

@@ -20,6 +20,8 @@ struct SlackIndexCommand: AsyncParsableCommand {
               slackindex history '#general' --limit 20
               slackindex stats
               slackindex serve --listen 127.0.0.1:8080
+
+            Long commands (import, sync, files, upgrade) show progress on stderr: a bar on a terminal, else a             line every 5 s ($SLACKINDEX_PROGRESS_SECONDS to change it).
             """,
         version: "slackindex \(SlackIndexCommand.version) (commit \(buildCommit))",
         subcommands: [

@@ -52,6 +52,38 @@ import Testing
         #expect(try target.conversation(named: "globex/#general").workspace == "globex")
     }
 
+    /// An API dump's conversations are its users' workspace's (their most common `team_id`; one user of another
+    /// team does not decide it): a dump of globex's #general beside acme's export is labelled, by team id since a
+    /// dump knows no domain. Before, the dump's #general had no workspace and both read "#general".
+    @Test func aDumpedWorkspaceIsLabelledByItsUsersTeam() throws {
+        let target = try TestSupport.sampleArchive()
+        let folder = TestSupport.temporaryDirectory().appendingPathComponent("globex-dump")
+        let files = [
+            "users/UG0000001.json": #"{"id": "UG0000001", "name": "gina", "team_id": "TGLOBEX01"}"#,
+            "users/UG0000002.json": #"{"id": "UG0000002", "name": "gus", "team_id": "TGLOBEX01"}"#,
+            "users/UX0000001.json": #"{"id": "UX0000001", "name": "guest", "team_id": "TOTHER001"}"#,
+            "channels.json": """
+                [{"id": "CG0000001", "name": "general", "is_channel": true, "created": 1433558319}]
+                """,
+            "CG0000001/0001.json": """
+                {"ok": true, "messages": [{"type": "message", "user": "UG0000001", "text": "hello from globex",
+                 "ts": "1700000100.000100"}]}
+                """,
+        ]
+        for (name, text) in files {
+            let url = folder.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        let summary = Importer(archive: target).importPaths([folder.path])
+        #expect(summary.messagesAdded == 1, "\(summary)")
+        let names = try target.conversations().map(\.displayName)
+        #expect(names.contains("acme/#general") && names.contains("TGLOBEX01/#general"), "\(names)")
+        let globex = try target.conversation(named: "TGLOBEX01/#general")
+        #expect(globex.workspace == "TGLOBEX01")
+        #expect(try Timeline(archive: target).history(globex, limit: 10).messages.map(\.text) == ["hello from globex"])
+    }
+
     @Test func oneWorkspaceArchiveIsNotLabelled() throws {
         let archive = try TestSupport.sampleArchive()
         #expect(try archive.conversations().allSatisfy { $0.workspace == nil && !$0.displayName.contains("/") })

@@ -227,8 +227,8 @@ import Testing
         "text", "textRepaired", "replyCount", "isPinned", "reactions", "files", "attachments", "changedMessage", "innerMessageRange",
         "profileMember",
     ]
-    /// `FileRecord`'s optional string fields, by name (`size` is the other one).
-    static let fileStrings: [(String, any KeyPath<FileRecord, String?> & Sendable)] = [
+    /// `PreparedFile`'s optional string fields, by name (`size` is the other one).
+    static let fileStrings: [(String, any KeyPath<PreparedFile, String?> & Sendable)] = [
         ("id", \.id), ("name", \.name), ("title", \.title), ("mimetype", \.mimetype), ("filetype", \.filetype),
         ("mode", \.mode), ("urlPrivate", \.urlPrivate), ("urlPrivateDownload", \.urlPrivateDownload),
         ("permalink", \.permalink),
@@ -241,7 +241,7 @@ import Testing
         let messageFields = Mirror(reflecting: message).children.compactMap(\.label)
         #expect(Set(messageFields) == Set(Self.messageStrings.map(\.0) + Self.otherMessageFields))
         #expect(messageFields.count == Self.messageStrings.count + Self.otherMessageFields.count)
-        let fileFields = Mirror(reflecting: FileRecord()).children.compactMap(\.label)
+        let fileFields = Mirror(reflecting: PreparedFile()).children.compactMap(\.label)
         #expect(Set(fileFields) == Set(Self.fileStrings.map(\.0) + ["size"]))
         #expect(Mirror(reflecting: ReactionRecord(name: "", count: 0, users: [])).children.count == 3)
         #expect(Mirror(reflecting: AttachmentRecord(pieces: [], hasLink: false)).children.count == 2)

@@ -85,16 +85,25 @@ import Testing
         let binary = try #require(CLITests.binary, "build the slackindex executable first")
         let (export, total) = try Self.export(days: 160, perDay: 250)
         let db = TestSupport.temporaryDirectory().appendingPathComponent("ctrl-c.sqlite").path
-        let (process, out, err) = try CLITests.launch(executable: binary, ["--db", db, "import", export.path])
-        // The handler is installed right after the archive is opened, which creates the WAL file.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !FileManager.default.fileExists(atPath: db + "-wal"), ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.002)
+        let (process, out, err) = try CLITests.launch(
+            executable: binary, ["--db", db, "import", export.path], environment: ["SLACKINDEX_PROGRESS_SECONDS": "0.3"])
+        // Ctrl-C once the import reports messages read (a progress line every 0.3 s), so that it comes while
+        // messages are being read and written however loaded the machine is. It waited 0.1 s after the WAL file
+        // appeared before: on a loaded machine nothing had been read yet, or the signal came before the handler was
+        // in place. (Waiting for committed messages does not work: an export commits every 200,000.)
+        var early = Data()
+        func reported() -> Bool {
+            let lines = String(decoding: early, as: UTF8.self).split(separator: "\n")
+            return lines.contains { $0.hasPrefix("import: ") && !$0.contains(" 0 messages") }
         }
-        Thread.sleep(forTimeInterval: 0.1)
+        while !reported() {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the import ended first: the expectations below fail and show its output
+            early += chunk
+        }
         kill(process.processIdentifier, SIGINT)
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: early + err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 130, "\(stderr)")

@@ -49,6 +49,15 @@ int slackindex_register_tokenizer(sqlite3 *db);
  */
 int slackindex_disable_sqlite_memory_statistics(void);
 
+/*
+ * Tokenizes text[0..n) as the index does a document and calls token(ctx, colocated, bytes, length, start, end) for
+ * each folded token with its byte range in text; with stems, a word's English stem token (SLACKINDEX_STEM_MARKER +
+ * stem) follows it with colocated = 1 and the same range. A non-zero return from token stops and is returned.
+ * Returns 0, or SQLITE_NOMEM (7). For code that must see exactly the index's tokens (snippets). Thread-safe.
+ */
+int slackindex_tokenize(const char *text, int n, int stems, void *ctx,
+                        int (*token)(void *ctx, int colocated, const char *bytes, int length, int start, int end));
+
 /* First byte of a stem token (a byte no word can hold: it separates words). */
 #define SLACKINDEX_STEM_MARKER '\x01'
 
@@ -60,13 +69,6 @@ int slackindex_disable_sqlite_memory_statistics(void);
  * Pure and thread-safe. (english_stemmer.c)
  */
 int slackindex_stem(const char *word, int n, char *out);
-
-/*
- * The base letter (ASCII) the tokenizer folds a lower-case stroke letter to
- * (ł -> l, ø -> o, đ -> d, ...), or 0 when c is not one: for code that must
- * fold as the index does (snippets). Pure and thread-safe.
- */
-unsigned short slackindex_stroke_base(unsigned int c);
 
 /*
  * Identifies the token stream this build produces, e.g. "slackindex-1 icu-72.1".

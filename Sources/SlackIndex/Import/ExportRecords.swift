@@ -93,20 +93,6 @@ package struct ReactionRecord: Sendable, Hashable {
     }
 }
 
-/// File metadata carried by a message (the file itself is never downloaded); URLs are stripped of tokens.
-package struct FileRecord: Sendable, Hashable {
-    package var id: String?
-    package var name: String?
-    package var title: String?
-    package var mimetype: String?
-    package var filetype: String?
-    package var size: Int64?
-    package var mode: String?
-    package var urlPrivate: String?
-    package var urlPrivateDownload: String?
-    package var permalink: String?
-}
-
 /// The searchable parts of an attachment (unfurls, bot posts).
 struct AttachmentRecord: Sendable {
     /// `author_name`, `pretext`, `title`, `text`, then the fields' titles and values, `fallback` when none of

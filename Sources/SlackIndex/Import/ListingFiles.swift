@@ -153,7 +153,10 @@ extension Importer {
         let inputs = found.conversations.map {
             $0.input(kind: ListingFile.kind(of: $0), handles: handles, folder: false)
         }
-        let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs)
+        // The dump's workspace is its users' most common team (Slack Connect brings a few of other teams); a dump
+        // knows no domain, so two workspaces' shared names are labelled by team id (issue 55).
+        let workspace = Importer.mostCommon(users.compactMap(\.teamID)).map { WorkspaceInput(teamID: $0, domain: nil) }
+        let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs, workspace: workspace)
         summary.usersAdded += stored.usersAdded
         summary.conversationsAdded += stored.conversationsAdded
         // Listed again (a dump onto an export's archive): counted, not shown as 0/0/0 (issue 55).

@@ -139,7 +139,7 @@ struct MessagePreparer {
                 replyCount: record.replyCount ?? 0, editedTS: record.editedTS, editedKey: editedKey,
                 flags: flags.rawValue, text: record.text, searchText: searchText,
                 searchExtra: extra, raw: raw, hash: hash.signed, reactions: record.reactions.map { PreparedReaction(name: $0.name, count: $0.count, users: $0.users) },
-                files: record.files.map(\.prepared)))
+                files: record.files))
     }
 
     /// The most text indexed and snippeted per message: 256 KiB, some 40,000 words. A message can be far longer
@@ -165,14 +165,5 @@ struct MessagePreparer {
         let name = host.dropLast(".slack.com".count)
         guard !name.isEmpty, !name.contains(".") || name.hasSuffix(".enterprise") else { return nil }
         return String(name)
-    }
-}
-
-extension FileRecord {
-    /// The file as the store takes it.
-    var prepared: PreparedFile {
-        PreparedFile(
-            id: id, name: name, title: title, mimetype: mimetype, filetype: filetype, size: size, mode: mode,
-            urlPrivate: urlPrivate, urlPrivateDownload: urlPrivateDownload, permalink: permalink)
     }
 }

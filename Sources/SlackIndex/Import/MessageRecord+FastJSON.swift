@@ -80,8 +80,8 @@ extension MessageRecord {
         var editedTS: String?
         var editedUser: String?
         var reactions: [ReactionRecord] = []
-        var files: [FileRecord] = []
-        var legacyFile: FileRecord?
+        var files: [PreparedFile] = []
+        var legacyFile: PreparedFile?
         var attachments: [AttachmentRecord] = []
         var blocksAt: Int?
         var isPinned = false
@@ -128,8 +128,8 @@ extension MessageRecord {
                 }
             case .reactions:
                 reactions = try c.readLossyArray { c throws(JSONCursorError) in try ReactionRecord.parse(&c) }
-            case .files: files = try c.readLossyArray { c throws(JSONCursorError) in try FileRecord.parse(&c) }
-            case .file: legacyFile = try FileRecord.parse(&c)
+            case .files: files = try c.readLossyArray { c throws(JSONCursorError) in try PreparedFile.parse(&c) }
+            case .file: legacyFile = try PreparedFile.parse(&c)
             case .attachments:
                 attachments = try c.readLossyArray { c throws(JSONCursorError) in try AttachmentRecord.parse(&c) }
             case .blocks:
@@ -431,9 +431,9 @@ extension ReactionRecord {
     }
 }
 
-extension FileRecord {
+extension PreparedFile {
     /// The file object at the cursor, or nil when the reference would throw (not an object; no id, name, title).
-    fileprivate static func parse(_ c: inout JSONCursor) throws(JSONCursorError) -> FileRecord? {
+    fileprivate static func parse(_ c: inout JSONCursor) throws(JSONCursorError) -> PreparedFile? {
         guard try c.peek() == UInt8(ascii: "{") else {
             try c.skipValue()
             return nil
@@ -472,7 +472,7 @@ extension FileRecord {
         }
         guard decodableKeys else { return nil }
         if strings[0] == nil && strings[1] == nil && strings[2] == nil { return nil }
-        var file = FileRecord()
+        var file = PreparedFile()
         file.id = strings[0]
         file.name = strings[1]
         file.title = strings[2]

@@ -18,7 +18,7 @@ package struct MessageRecord: Sendable {
     package var editedTS: String?
     package var editedUser: String?
     package var reactions: [ReactionRecord]
-    package var files: [FileRecord]
+    package var files: [PreparedFile]
     var attachments: [AttachmentRecord]
     /// Text rebuilt from `blocks`, only read when `text` is empty.
     var blockText: String?

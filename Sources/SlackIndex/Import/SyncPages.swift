@@ -80,13 +80,18 @@ extension Importer {
             let listings = exportListingNames.map { path + "/" + $0 }.filter { fm.fileExists(atPath: $0) }
             // An export's listings are arrays of objects; an API dump's `channels.json` is a `conversations.list`
             // object, or (scripts that call the Web API) an array of conversation ids (issue 55).
-            if listings.contains(where: { isExportListing($0) }) { return false }
-            if listings.isEmpty, !pageFiles(in: path).files.isEmpty { return true }
+            let exportListings = listings.contains(where: { isExportListing($0) })
+            if !exportListings, listings.isEmpty, !pageFiles(in: path).files.isEmpty { return true }
             // A tree of responses, unless it holds day files: an export without its listings (DM folders are
             // named by id), which the export reader reports.
             let tree = PageTree(root: path)
             let files = tree.conversations.flatMap(\.files) + tree.others
-            return !files.isEmpty && !files.contains { isDayFileName(URL(fileURLWithPath: $0).lastPathComponent) }
+            let hasDays = files.contains { isDayFileName(URL(fileURLWithPath: $0).lastPathComponent) }
+            // An export's listing beside folders of pages named by conversation id and no day file at all (a script
+            // saved `conversations.list`'s channels as an array) is a dump: the listing does not decide alone
+            // (issue 55); taken as an export, its pages were ignored and nothing imported.
+            if exportListings { return !hasDays && !tree.conversations.isEmpty }
+            return !files.isEmpty && !hasDays
         }
         return firstByte(of: path).map { $0 == 0x7B || $0 == 0x5B } ?? false
     }

@@ -1,16 +1,5 @@
 import Foundation
 
-extension SearchQuery.Term {
-    /// The term as the store matches it.
-    var textTerm: TextTerm {
-        switch kind {
-        case .word: TextTerm(.word, text)
-        case .phrase: TextTerm(.phrase, text)
-        case .prefix: TextTerm(.prefix, text)
-        }
-    }
-}
-
 /// How results are ordered.
 public enum SearchSort: String, Sendable, CaseIterable {
     /// bm25 blended with recency; ties newest first.
@@ -288,8 +277,8 @@ public struct SearchEngine: Sendable {
         resolved.variantWeight = min(1, max(0, options.variantWeight.isFinite ? options.variantWeight : 0.2))
         // Terms without a letter or digit would match nothing: they are left out.
         let searchable = query.terms.filter { IndexText.isSearchable($0.text) }
-        resolved.words = searchable.filter { !$0.negated }.map(\.textTerm)
-        resolved.excluded = searchable.filter(\.negated).map(\.textTerm)
+        resolved.words = searchable.filter { !$0.negated }
+        resolved.excluded = searchable.filter(\.negated)
         let bounds = query.timeBounds(in: options.timeZone)
         if bounds.isEmpty { return nil }
         resolved.lower = bounds.lower

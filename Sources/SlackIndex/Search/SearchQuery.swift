@@ -23,32 +23,8 @@ public struct SearchQuery: Sendable, Equatable {
     /// True when there is nothing to search for: no terms and no filters.
     public var isEmpty: Bool { terms.isEmpty && filters.isEmpty }
 
-    /// One free-text search term.
-    public struct Term: Sendable, Hashable {
-        /// How the term matches.
-        public enum Kind: Sendable, Hashable {
-            /// A single word (`budget`).
-            case word
-            /// An exact phrase (`"quarterly budget"`); `text` holds the words without quotes.
-            case phrase
-            /// A word prefix (`budg*`); `text` holds the stem without `*`.
-            case prefix
-        }
-
-        /// How the term matches.
-        public var kind: Kind
-        /// The word, phrase or prefix stem, without quotes, `*` or the leading `-`.
-        public var text: String
-        /// True for excluded terms (`-word`, `-"phrase"`).
-        public var negated: Bool
-
-        /// Creates a term.
-        public init(_ kind: Kind, _ text: String, negated: Bool = false) {
-            self.kind = kind
-            self.text = text
-            self.negated = negated
-        }
-    }
+    /// One free-text search term (the store's type: the parser's terms are what the index matches).
+    public typealias Term = SearchTerm
 
     /// A modifier that restricts where, when or by whom messages were posted.
     public enum Filter: Sendable, Hashable {

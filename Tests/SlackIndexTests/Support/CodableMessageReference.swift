@@ -99,9 +99,9 @@ struct ReferenceReaction: Decodable {
     }
 }
 
-/// `FileRecord`'s Codable reference.
+/// `PreparedFile`'s Codable reference.
 struct ReferenceFile: Decodable {
-    var record: FileRecord
+    var record: PreparedFile
 
     private enum CodingKeys: String, CodingKey {
         case id, name, title, mimetype, filetype, size, mode, url_private, url_private_download, permalink
@@ -109,7 +109,7 @@ struct ReferenceFile: Decodable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        var file = FileRecord()
+        var file = PreparedFile()
         file.id = c.lenientString(.id)
         file.name = c.lenientString(.name)
         file.title = c.lenientString(.title)

@@ -113,6 +113,6 @@ extension SearchQuery {
     /// before the store folds the negative side into the positive one.
     func ftsMatch() -> (positive: String?, negative: String?) {
         FTS5Query.expressions(
-            words: terms.filter { !$0.negated }.map(\.textTerm), excluded: terms.filter(\.negated).map(\.textTerm))
+            words: terms.filter { !$0.negated }, excluded: terms.filter(\.negated))
     }
 }
