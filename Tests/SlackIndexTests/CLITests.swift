@@ -135,6 +135,14 @@ import Testing
         #expect(nothing.status == 1)
         #expect(nothing.stderr.contains("is not a Slack export"))
 
+        // The folder beside the README (`import sample-data/`): its summary.json made it pass for sync pages, and
+        // the export's day files went in as pages of no conversation (483 added, 3,219 skipped, exit 2). Now it is
+        // refused, the sources inside are named, and no archive is created.
+        let folder = try Self.run(["--db", db, "import", TestSupport.sampleData.path, "--quiet"])
+        #expect(folder.status == 1)
+        #expect(folder.stderr.contains("It holds ") && folder.stderr.contains("sample-data/export.zip"), "\(folder.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: db))
+
         let partial = try TestSupport.minimalExport(days: [
             "2023-11-14": MalformedInputTests.good, "2023-11-15": "[{",
         ])

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why an import could not start or a file could not be read. `description` is what the user sees.
 public enum ImportError: Error, CustomStringConvertible, Sendable {
     /// The path does not exist.
@@ -15,11 +17,29 @@ public enum ImportError: Error, CustomStringConvertible, Sendable {
             "'\(path)' does not exist. Pass the export's .zip file or the folder it was unpacked into."
         case .notAnExport(let path):
             "'\(path)' is not a Slack export: no channels.json, users.json or conversation folders with "
-                + "YYYY-MM-DD.json day files were found. Pass the export's .zip file or its unpacked folder."
+                + "YYYY-MM-DD.json day files were found. "
+                + (Self.sourcesInside(path).map { "It holds \($0.joined(separator: ", ")): import those instead." }
+                    ?? "Pass the export's .zip file or its unpacked folder.")
         case .unreadable(let path, let reason):
             "Could not read \(path): \(reason)."
         case .malformedJSON(let path, let reason):
             "Could not read \(path): it is not valid Slack JSON (\(reason))."
         }
+    }
+
+    /// The zips and the export or page folders directly inside `folder` (`sample-data/` holds `export/`,
+    /// `export.zip` and `pages/`), for the message that names what to import instead; nil when there are none.
+    static func sourcesInside(_ folder: String) -> [String]? {
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: folder) else { return nil }
+        let found = names.sorted().filter { name in
+            let path = folder + "/" + name
+            var isDirectory: ObjCBool = false
+            guard !name.hasPrefix("."), fm.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
+            if !isDirectory.boolValue { return name.lowercased().hasSuffix(".zip") }
+            return ["channels.json", "users.json", "manifest.json"].contains { fm.fileExists(atPath: path + "/" + $0) }
+        }
+        let shown = found.prefix(5).map { (folder.hasSuffix("/") ? folder : folder + "/") + $0 }
+        return shown.isEmpty ? nil : shown + (found.count > 5 ? ["\(found.count - 5) more"] : [])
     }
 }

@@ -81,12 +81,14 @@ extension Importer {
             // An export's listings are arrays of objects; an API dump's `channels.json` is a `conversations.list`
             // object, or (scripts that call the Web API) an array of conversation ids (issue 55).
             let exportListings = listings.contains(where: { isExportListing($0) })
-            if !exportListings, listings.isEmpty, !pageFiles(in: path).files.isEmpty { return true }
             // A tree of responses, unless it holds day files: an export without its listings (DM folders are
-            // named by id), which the export reader reports.
+            // named by id), or a folder holding an export and other things (`import sample-data/`, whose
+            // `summary.json` made it pass for pages: its day files were imported as pages of no conversation,
+            // 3,219 skipped), which the export reader reports.
             let tree = PageTree(root: path)
             let files = tree.conversations.flatMap(\.files) + tree.others
             let hasDays = files.contains { isDayFileName(URL(fileURLWithPath: $0).lastPathComponent) }
+            if !exportListings, listings.isEmpty, !hasDays, !pageFiles(in: path).files.isEmpty { return true }
             // An export's listing beside folders of pages named by conversation id and no day file at all (a script
             // saved `conversations.list`'s channels as an array) is a dump: the listing does not decide alone
             // (issue 55); taken as an export, its pages were ignored and nothing imported.
