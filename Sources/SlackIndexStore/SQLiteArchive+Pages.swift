@@ -259,11 +259,18 @@ extension SQLiteArchive {
 
     /// Creates the conversation if the archive does not have it (by Slack id); returns whether it was added.
     package func addConversationIfMissing(_ input: ConversationInput) throws -> Bool {
+        try addConversationIfMissing(input, workspace: nil)
+    }
+
+    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
         try pool.write { db in
             let exists = try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [input.slackID])
             guard exists != true else { return false }
-            _ = try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db)
+            let workspaceID = try workspace.map {
+                try SQLiteArchive.upsertWorkspace(teamID: $0.teamID, domain: $0.domain, in: db)
+            }
+            _ = try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db)
             return true
         }
     }

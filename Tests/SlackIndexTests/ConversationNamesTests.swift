@@ -84,6 +84,34 @@ import Testing
         #expect(try Timeline(archive: target).history(globex, limit: 10).messages.map(\.text) == ["hello from globex"])
     }
 
+    /// Sync pages imported from files (a generator's manifest names no team) take their messages' team: globex's
+    /// #general beside acme's export is labelled. Before, it had no workspace and both read "#general".
+    @Test func pagesFromFilesAreLabelledByTheirMessagesTeam() throws {
+        let target = try TestSupport.sampleArchive()
+        let folder = TestSupport.temporaryDirectory().appendingPathComponent("globex-pages")
+        let files = [
+            "manifest.json": """
+                {"conversations": [{"id": "CG0000001", "name": "general", "kind": "channel", "folder": "general"}]}
+                """,
+            "general/history/page-0001.json": """
+                {"ok": true, "messages": [
+                 {"type": "message", "user": "UG0000001", "team": "TGLOBEX01", "text": "hello", "ts": "1700000200.000100"},
+                 {"type": "message", "user": "UX0000001", "team": "TOTHER001", "text": "guest", "ts": "1700000150.000100"},
+                 {"type": "message", "user": "UG0000002", "team": "TGLOBEX01", "text": "hi", "ts": "1700000100.000100"}]}
+                """,
+        ]
+        for (name, text) in files {
+            let url = folder.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        let summary = Importer(archive: target).importPaths([folder.path])
+        #expect(summary.messagesAdded == 3, "\(summary)")
+        let names = try target.conversations().map(\.displayName)
+        #expect(names.contains("acme/#general") && names.contains("TGLOBEX01/#general"), "\(names)")
+        #expect(try target.conversation(named: "TGLOBEX01/#general").workspace == "TGLOBEX01")
+    }
+
     @Test func oneWorkspaceArchiveIsNotLabelled() throws {
         let archive = try TestSupport.sampleArchive()
         #expect(try archive.conversations().allSatisfy { $0.workspace == nil && !$0.displayName.contains("/") })

@@ -245,7 +245,10 @@ extension Importer {
             switch set.owner {
             case .reference(let name): owners.append(name)
             case .described(let id, let name, let kind):
-                if try archive.addConversationIfMissing(ConversationInput(slackID: id, kind: kind, name: name)) {
+                let workspace = Importer.workspace(ofPages: set.files)
+                if try archive.addConversationIfMissing(
+                    ConversationInput(slackID: id, kind: kind, name: name), workspace: workspace)
+                {
                     summary.conversationsAdded += 1
                 }
                 owners.append(id)
@@ -265,6 +268,20 @@ extension Importer {
                 summary.skippedFiles.append(.init(path: file, reason: error.description))
             }
         }
+    }
+
+    /// The workspace of a conversation described only by a manifest: its first page's messages' most common
+    /// `team` (the team of who posted; a Slack Connect guest's differs). A manifest names no team; without this,
+    /// two workspaces' pages imported from files were not told apart (issue 55). Nil when no message says.
+    ///
+    /// - Complexity: reads the first 1 MiB of the first file.
+    static func workspace(ofPages files: [String]) -> WorkspaceInput? {
+        guard let first = files.first, let handle = FileHandle(forReadingAtPath: first) else { return nil }
+        defer { try? handle.close() }
+        let head = String(decoding: (try? handle.read(upToCount: 1 << 20)) ?? Data(), as: UTF8.self)
+        guard let pattern = try? Regex(#""team"\s*:\s*"(T[A-Z0-9]{2,20})""#) else { return nil }
+        let teams = head.matches(of: pattern).compactMap { $0.output[1].substring.map(String.init) }
+        return Importer.mostCommon(teams).map { WorkspaceInput(teamID: $0, domain: nil) }
     }
 
     /// The conversation `name` names. A conversation id the archive does not know yet (pages dumped from the API

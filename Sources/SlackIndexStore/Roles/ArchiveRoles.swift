@@ -175,6 +175,9 @@ package protocol ImportSink: ArchiveRole {
     func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
         -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int)
     func addConversationIfMissing(_ input: ConversationInput) throws -> Bool
+    /// As `addConversationIfMissing(_:)`, the conversation being `workspace`'s (a backend without workspaces
+    /// ignores it: the default).
+    func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool
     func recountReplies(conversations rowIDs: some Sequence<Int64>) throws
     func applyPendingEvents() throws -> Int
     /// `error` as the sink's write failure (a full disk, an I/O error) with what was committed, else nil.
@@ -184,6 +187,10 @@ package protocol ImportSink: ArchiveRole {
 }
 
 extension ImportSink {
+    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
+        try addConversationIfMissing(input)
+    }
+
     package func storeListings(users: [UserInput], conversations: [ConversationInput]) throws
         -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
     {
