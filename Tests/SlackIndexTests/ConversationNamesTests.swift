@@ -70,11 +70,7 @@ import Testing
                  "ts": "1700000100.000100"}]}
                 """,
         ]
-        for (name, text) in files {
-            let url = folder.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url)
-        }
+        _ = try TestSupport.writeExport(files, in: folder)
         let summary = Importer(archive: target).importPaths([folder.path])
         #expect(summary.messagesAdded == 1, "\(summary)")
         let names = try target.conversations().map(\.displayName)
@@ -100,11 +96,7 @@ import Testing
                  {"type": "message", "user": "UG0000002", "team": "TGLOBEX01", "text": "hi", "ts": "1700000100.000100"}]}
                 """,
         ]
-        for (name, text) in files {
-            let url = folder.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url)
-        }
+        _ = try TestSupport.writeExport(files, in: folder)
         let summary = Importer(archive: target).importPaths([folder.path])
         #expect(summary.messagesAdded == 3, "\(summary)")
         let names = try target.conversations().map(\.displayName)
