@@ -170,6 +170,12 @@ struct ImportCommand: ParsableCommand {
                 "    repaired \(Output.count(s.messagesRepaired)): text with characters that could not be stored "
                     + "(control bytes, invalid UTF-8, NUL) kept with U+FFFD in their place")
         }
+        if let a = s.attachedFiles {
+            Output.line(
+                "  attached:      \(Output.count(a.stored)) files stored (\(Output.bytes(a.bytes))), "
+                    + "\(Output.count(a.alreadyThere)) already there, \(Output.count(a.skipped)) not stored, "
+                    + "\(Output.count(a.unknown)) of no message (from the export's __uploads/, no download)")
+        }
         if !s.skippedFiles.isEmpty {
             Output.line("  files skipped: \(s.skippedFiles.count) (listed above)")
         }

@@ -236,6 +236,11 @@ public struct FileFetcher: Sendable {
 
     /// Adds a text-like file's words to its messages' search entries (``Archive/indexFileText(fileID:text:)``).
     private func indexText(of id: String, _ blob: FileBlob) throws {
+        try Self.indexText(of: id, blob, archive: archive, blobs: blobs)
+    }
+
+    /// Adds stored file `id`'s words to its messages' search entries when it is text and they lack them.
+    static func indexText(of id: String, _ blob: FileBlob, archive: any FileArchive, blobs: FileBlobs) throws {
         guard FileText.isIndexable(blob.contentType), try archive.fileTextPending(fileID: id),
             let text = FileText.read(blob, in: blobs)
         else { return }
