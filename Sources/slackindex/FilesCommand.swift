@@ -214,6 +214,7 @@ struct FilesCommand: AsyncParsableCommand {
             let listed = r.emojiListed.map { "emoji.list gave \(Output.count($0)) (\(Output.count(r.emojiAliases)) aliases); " } ?? ""
             Output.line("Custom emoji: " + listed + "images " + counts(r.emoji) + ".")
         }
+        Output.line(String(format: "  avatars and emoji in %.1f s.", r.seconds))
         for problem in r.problems { Output.error("Not fetched: \(problem)") }
         if let error = r.emojiListError { Output.error("Custom emoji not listed: \(error)") }
     }
@@ -254,6 +255,7 @@ struct FilesOutput: Encodable {
         try container.encode(images.emojiAliases, forKey: .emojiAliases)
         try container.encodeIfPresent(images.emojiListError, forKey: .emojiListError)
         try container.encode(images.problems, forKey: .imageProblems)
+        try container.encode(images.seconds, forKey: .imageSeconds)
     }
 
     private enum Keys: String, CodingKey {
@@ -262,5 +264,6 @@ struct FilesOutput: Encodable {
         case emojiAliases = "emoji_aliases"
         case emojiListError = "emoji_list_error"
         case imageProblems = "image_problems"
+        case imageSeconds = "image_seconds"
     }
 }

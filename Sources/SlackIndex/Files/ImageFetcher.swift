@@ -63,6 +63,8 @@ public struct ImageFetcher: Sendable {
         public var emojiListError: String?
         /// Images not fetched, with the reason: at most 20.
         public var problems: [String] = []
+        /// How long the run took (the list and the images).
+        public var seconds: Double = 0
 
         /// Images that should be stored and are not, plus one for a list that could not be read.
         public var notFetched: Int {
@@ -72,7 +74,7 @@ public struct ImageFetcher: Sendable {
         public init() {}
 
         private enum CodingKeys: String, CodingKey {
-            case avatars, emoji, problems
+            case avatars, emoji, problems, seconds
             case emojiListed = "emoji_listed"
             case emojiAliases = "emoji_aliases"
             case emojiListError = "emoji_list_error"
@@ -104,6 +106,7 @@ public struct ImageFetcher: Sendable {
     /// - Throws: `FileStoreError` or `StoreError.writeFailed` when the store cannot be written (a full disk: what
     ///   was stored stays), `CancellationError`.
     public func run() async throws -> Report {
+        let started = ContinuousClock.now
         var report = Report()
         if options.emoji, let api {
             do {
@@ -140,7 +143,9 @@ public struct ImageFetcher: Sendable {
                 try await group.waitForAll()
             }
         }
-        return state.report.withLock { $0 }
+        var done = state.report.withLock { $0 }
+        done.seconds = (ContinuousClock.now - started).seconds
+        return done
     }
 
     /// The workers' shared place: the next image to take and the report.
