@@ -64,8 +64,8 @@ struct FilesCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Fetch from this http(s)://host[:port] instead of each file's own host (a mirror of Slack's file host); "
-                + "the token is sent there.", valueName: "url"))
+            "Fetch from this http(s)://host[:port] instead of each file's and image's own host (a mirror of "
+                + "Slack's file host); the token is sent there with files.", valueName: "url"))
     var fileHost: String?
 
     @Option(

@@ -18,7 +18,10 @@ struct ImportCommand: ParsableCommand {
             else a folder or file name that starts with a conversation id (C…, G…, D…), else the folder's \
             name or a manifest. A conversation id the archive does not have yet is created, named by its id \
             until an export, a listing or a sync names it. Edits replace text (the newest wins), deletions \
-            leave search and history, and mixing sources never duplicates a message (conversation + ts).
+            leave search and history, and mixing sources never duplicates a message (conversation + ts). \
+            Files an export carries (slackdump's __uploads/<file id>/<name> or <conversation>/attachments/\
+            <file id>-<name>) are stored beside the archive as `slackindex files` would fetch them, with no \
+            download.
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \
