@@ -230,6 +230,11 @@ struct FilesCommand: AsyncParsableCommand {
             "  downloaded \(Output.count(r.downloaded)), already there \(Output.count(r.alreadyThere)), "
                 + "gone \(Output.count(r.gone)), refused \(Output.count(r.refused)), too large \(Output.count(r.tooLarge)), "
                 + "failed \(Output.count(r.failed)), external \(Output.count(r.external))")
+        if r.pdfsWithoutText > 0 {
+            Output.line(
+                "  \(Output.count(r.pdfsWithoutText)) PDFs are stored but their text is not searchable: install "
+                    + "poppler-utils (pdftotext), then run `slackindex files` again.")
+        }
         if r.deduplicated > 0 { Output.line("  \(Output.count(r.deduplicated)) had the same bytes as a stored file: kept once.") }
         Output.line(
             "  \(Output.count(r.requests)) requests, \(r.rateLimited) rate-limited, "
