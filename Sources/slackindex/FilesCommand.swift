@@ -190,8 +190,8 @@ struct FilesCommand: AsyncParsableCommand {
         if json {
             Output.json(FilesOutput(files: report, images: images))
         } else {
-            printReport(report, store: blobs.root)
-            printImages(images)
+            Self.printReport(report, store: blobs.root)
+            Self.printImages(images, avatars: !noAvatars, emoji: !noEmoji)
         }
         if report.notFetched + images.notFetched > 0 { throw ExitCode(ExitStatus.partial) }
     }
@@ -203,14 +203,14 @@ struct FilesCommand: AsyncParsableCommand {
         return try Config.load().api ?? SlackWebClient.slackAPI
     }
 
-    private func printImages(_ r: ImageFetcher.Report) {
+    static func printImages(_ r: ImageFetcher.Report, avatars: Bool, emoji: Bool) {
         func counts(_ c: ImageFetcher.Counts) -> String {
             "\(Output.count(c.downloaded + c.alreadyThere)) of \(Output.count(c.total)) stored (downloaded "
                 + "\(Output.count(c.downloaded)), \(Output.bytes(c.bytes)); already there \(Output.count(c.alreadyThere))), "
                 + "gone \(Output.count(c.gone)), failed \(Output.count(c.failed))"
         }
-        if !noAvatars { Output.line("Avatars: " + counts(r.avatars) + ".") }
-        if !noEmoji {
+        if avatars { Output.line("Avatars: " + counts(r.avatars) + ".") }
+        if emoji {
             let listed = r.emojiListed.map { "emoji.list gave \(Output.count($0)) (\(Output.count(r.emojiAliases)) aliases); " } ?? ""
             Output.line("Custom emoji: " + listed + "images " + counts(r.emoji) + ".")
         }
@@ -219,7 +219,7 @@ struct FilesCommand: AsyncParsableCommand {
         if let error = r.emojiListError { Output.error("Custom emoji not listed: \(error)") }
     }
 
-    private func printReport(_ r: FileFetcher.Report, store: String) {
+    static func printReport(_ r: FileFetcher.Report, store: String) {
         let seconds = max(r.seconds, 0.001)
         Output.line(
             "Fetched \(Output.count(r.downloaded)) of \(Output.count(r.files)) files (\(Output.bytes(r.bytes))) into "
