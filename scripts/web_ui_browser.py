@@ -89,8 +89,9 @@ def loaded(fragment_id=None):
 
 
 options = webdriver.ChromeOptions()
+# Every host but loopback goes through a closed port: what the page shows comes from the archive's server.
 for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,800",
-             "--lang=en-US"):
+             "--lang=en-US", "--proxy-server=http://127.0.0.1:9"):
     options.add_argument(flag)
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -282,8 +283,9 @@ for channel, ts in SPEC["xss"]:
 check(any("<script>alert(1)</script>" in t for t in xss_seen), "the script message shows as text: %r" % xss_seen)
 check(any("<img src=x onerror=" in t for t in xss_seen), "the img message shows as text: %r" % xss_seen)
 check(js("return [...document.querySelectorAll('#timeline script, #timeline img, #timeline iframe')]"
-         ".filter(e => !e.closest('.fimage')).length") == 0,
-      "no element made from message text (a stored file's image aside)")
+         ".filter(e => !e.closest('.fimage') && !(e.matches('img.av, img.emoji.custom') &&"
+         " /^\\/(avatars|emoji)\\//.test(e.getAttribute('src')))).length") == 0,
+      "no element made from message text (a stored file's image, avatars and custom emoji aside)")
 check(js("return document.body.dataset.xss === undefined") and no_alert(), "no handler ran")
 out["xss_text"] = xss_seen
 
@@ -292,6 +294,9 @@ open_hash("#/%s/%s" % (SPEC["thread_channel"], SPEC["rendered"]))
 wait(lambda: loaded(SPEC["rendered"]), "the rendered message")
 wait(lambda: js("const i = document.querySelector('#m-' + CSS.escape(arguments[0]) + ' .fimage img');"
                 "return !!i && i.complete && i.naturalWidth > 0", SPEC["rendered"]), "the stored image loads")
+wait(lambda: js("const m = document.getElementById('m-' + arguments[0]);"
+                "return [...m.querySelectorAll('img.av, img.emoji.custom')].filter(i => i.complete && i.naturalWidth > 0)"
+                ".length >= 3", SPEC["rendered"]), "the avatar and the custom emoji load")
 out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
   const text = m.querySelector('.text p');
   const head = [...text.childNodes].slice(0, 7).map(n => n.outerHTML || n.textContent).join('');
@@ -301,7 +306,12 @@ out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
   return {
     html: head, link: text.querySelector('a[href^=http]').getAttribute('href'),
     mention: text.querySelector('.mention:not(.loud)').textContent, here: text.querySelector('.mention.loud').textContent,
-    emoji: text.querySelector('.emoji') ? text.querySelector('.emoji').textContent : (text.textContent.match(/:tada:/) || [null])[0],
+    emoji: text.querySelector('.emoji:not(.custom)') ? text.querySelector('.emoji:not(.custom)').textContent : (text.textContent.match(/:tada:/) || [null])[0],
+    avatar: (() => { const i = m.querySelector('img.av'); return i && { src: i.getAttribute('src'), width: i.naturalWidth }; })(),
+    custom: (() => { const i = text.querySelector('img.emoji.custom'); return i && { src: i.getAttribute('src'), alt: i.alt,
+      width: i.naturalWidth }; })(),
+    custom_reaction: (() => { const r = m.querySelectorAll('.reaction')[1]; const i = r && r.querySelector('img.emoji.custom');
+      return i && { src: i.getAttribute('src'), width: i.naturalWidth, text: r.textContent.trim() }; })(),
     emoji_font: document.documentElement.dataset.emoji, edited: !!m.querySelector('.edited'),
     reaction: m.querySelector('.reaction').textContent, reacted: m.querySelector('.reaction').title,
     file: m.querySelector('.files li').textContent.trim(),
@@ -374,6 +384,8 @@ wait(lambda: "No results" in js("return document.getElementById('summary').textC
      js("return document.querySelectorAll('#hits a.hit').length") == 0, "in: the DM finds nothing")
 out["outsider_hits"] = len(hrefs)
 
+out["offsite_requests"] = js("return performance.getEntriesByType('resource').map(e => e.name)"
+                             ".filter(u => !u.startsWith(location.origin))")
 out["console_errors"] = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 driver.quit()
 print(json.dumps(out))

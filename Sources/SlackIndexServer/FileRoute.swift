@@ -19,12 +19,10 @@ enum FileRoute {
     {
         let id = context.parameters.get("id") ?? ""
         let parameters = APIParameters.form(request.uri.query ?? "")
-        guard let caller = SlackAPIServer.caller(of: request, parameters: parameters, ui: ui)
-        else { return notFound() }
-        if let wait = await api.limiter.acquire(caller.rateKey) {
-            var response = Response(status: .tooManyRequests, headers: [.xContentTypeOptions: "nosniff"])
-            response.headers[.retryAfter] = String(RateLimiter.retryAfter(wait))
-            return response
+        let caller: APICaller
+        switch await admit(request, parameters: parameters, api: api, ui: ui) {
+        case .success(let admitted): caller = admitted
+        case .failure(let refusal): return refusal.response
         }
         let found = try? await NIOThreadPool.singleton.runIfActive { () -> (FileBlob, String?, String)? in
             let token = try api.verifiedToken(caller)
@@ -35,7 +33,67 @@ enum FileRoute {
             return (blob, name, path)
         }
         guard let (blob, name, path) = found ?? nil else { return notFound() }
+        return try await serve(blob, name: name, path: path, request: request, context: context)
+    }
+
+    /// `GET /avatars/{user id}` and `GET /emoji/{name}`: a member's stored profile image or a stored custom emoji
+    /// (an alias answers with its emoji's image). They are the workspace's, not a conversation's: any caller with
+    /// a valid token or a web UI session gets them; everyone else, and anything not stored, the same 404.
+    static func respondImage(
+        _ kind: WorkspaceImage.Kind, to request: Request, context: ServeRequestContext, api: SlackAPI, ui: WebUI?
+    ) async throws -> Response {
+        let key = context.parameters.get("id") ?? ""
+        let parameters = APIParameters.form(request.uri.query ?? "")
+        let caller: APICaller
+        switch await admit(request, parameters: parameters, api: api, ui: ui) {
+        case .success(let admitted): caller = admitted
+        case .failure(let refusal): return refusal.response
+        }
+        let found = try? await NIOThreadPool.singleton.runIfActive { () -> (FileBlob, String)? in
+            _ = try api.verifiedToken(caller)
+            let store = FileBlobs(archivePath: api.archive.path)
+            guard let blob = try api.archive.imageBlob(kind, key: key), FileType.isImage(blob.contentType),
+                let path = store.path(of: blob.sha256), store.contains(blob.sha256, size: blob.size)
+            else { return nil }
+            return (blob, path)
+        }
+        guard let (blob, path) = found ?? nil else { return notFound() }
+        let ext = String(blob.contentType.split(separator: "/").last ?? "img").replacingOccurrences(of: "jpeg", with: "jpg")
+        let name = (kind == .avatar ? "avatar-" : "emoji-") + key + "." + ext
+        // The web UI asks for `?v=` the blob's first 12 hex digits: that URL's bytes never change.
+        let versioned = parameters["v"].map { $0.count >= 12 && blob.sha256.hasPrefix($0) } ?? false
+        return try await serve(
+            blob, name: name, path: path, request: request, context: context,
+            cache: versioned ? "private, max-age=31536000, immutable" : nil)
+    }
+
+    /// A refusal before the archive is read: no caller (404) or over the rate limit (429).
+    struct Refusal: Error {
+        var response: Response
+    }
+
+    /// The request's caller (a token or a web UI session), within the API's rate limit.
+    private static func admit(
+        _ request: Request, parameters: [String: String], api: SlackAPI, ui: WebUI?
+    ) async -> Result<APICaller, Refusal> {
+        guard let caller = SlackAPIServer.caller(of: request, parameters: parameters, ui: ui) else {
+            return .failure(Refusal(response: notFound()))
+        }
+        if let wait = await api.limiter.acquire(caller.rateKey) {
+            var response = Response(status: .tooManyRequests, headers: [.xContentTypeOptions: "nosniff"])
+            response.headers[.retryAfter] = String(RateLimiter.retryAfter(wait))
+            return .failure(Refusal(response: response))
+        }
+        return .success(caller)
+    }
+
+    /// The answer for blob `blob` at `path`: 304 for its ETag, a range when asked, else the whole.
+    private static func serve(
+        _ blob: FileBlob, name: String?, path: String, request: Request, context: ServeRequestContext,
+        cache: String? = nil
+    ) async throws -> Response {
         var headers = fileHeaders(blob, name: name)
+        if let cache { headers[.cacheControl] = cache }
         let etag = "\"\(blob.sha256)\""
         headers[.eTag] = etag
         if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: headers) }

@@ -153,4 +153,24 @@ extension SlackAPI {
             ),
         ]
     }
+
+    /// `slackindex.images`: the workspace's stored avatars and custom emoji, served at `/avatars/{user id}` and
+    /// `/emoji/{name}`: `{"avatars": {"U1": "/avatars/U1?v=…"}, "emoji": {"party": "/emoji/party?v=…"},
+    /// "emoji_aliases": {"thumbs": "+1"}}`. Aliases of a stored custom emoji are in `emoji` (their image's URL);
+    /// aliases of a standard emoji in `emoji_aliases`. `v` is the image's hash: a new picture is a new URL.
+    ///
+    /// - Complexity: O(avatars + emoji).
+    func uiImages(_ request: APIRequest) throws -> [(String, JSONValue)] {
+        let images = try archive.storedImages()
+        func url(_ prefix: String, _ key: String, _ sha: String) -> JSONValue {
+            var allowed = CharacterSet.alphanumerics
+            allowed.insert(charactersIn: "-._~")
+            return .string(prefix + (key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key) + "?v=" + sha.prefix(12))
+        }
+        return [
+            ("avatars", .object(images.avatars.sorted { $0.key < $1.key }.map { ($0.key, url("/avatars/", $0.key, $0.value)) })),
+            ("emoji", .object(images.emoji.sorted { $0.key < $1.key }.map { ($0.key, url("/emoji/", $0.key, $0.value)) })),
+            ("emoji_aliases", .object(images.standardAliases.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+        ]
+    }
 }

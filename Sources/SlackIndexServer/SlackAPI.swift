@@ -61,16 +61,17 @@ public struct SlackAPIResponse: Sendable {
 ///
 /// Independent of HTTP (`SlackAPIServer` puts it behind Hummingbird), so tests can call methods directly.
 /// Methods: `api.test`, `auth.test`, `users.list`, `users.info`, `conversations.list`, `conversations.info`,
-/// `conversations.history`, `conversations.replies`, `search.messages`, `chat.getPermalink`, and two of
-/// slackindex's own for the web UI, `slackindex.conversations` and `slackindex.timeline` (`SlackAPI+UI.swift`).
+/// `conversations.history`, `conversations.replies`, `search.messages`, `chat.getPermalink`, and slackindex's
+/// own for the web UI, `slackindex.conversations`, `slackindex.timeline`, `slackindex.count` and
+/// `slackindex.images` (`SlackAPI+UI.swift`).
 ///
 /// Access: a token sees public channels, and the private channels, DMs and group DMs whose members include its
 /// user; an admin token sees every conversation. A conversation a token cannot see answers `channel_not_found`,
 /// as Slack does for channels you are not in, and search never returns its messages.
 public final class SlackAPI: Sendable {
     /// The roles the API reads: conversations, users and what a token sees; timelines; the tokens themselves; the
-    /// files fetched.
-    package let archive: any Directory & Timelines & TokenStore & FileArchive
+    /// files fetched; avatars and custom emoji.
+    package let archive: any Directory & Timelines & TokenStore & FileArchive & WorkspaceImages
     public let configuration: SlackAPIConfiguration
     let limiter: RateLimiter
     let engine: SearchEngine
@@ -85,7 +86,7 @@ public final class SlackAPI: Sendable {
     public static let methods: Set<String> = [
         "api.test", "auth.test", "users.list", "users.info", "conversations.list", "conversations.info",
         "conversations.history", "conversations.replies", "search.messages", "chat.getPermalink",
-        "slackindex.conversations", "slackindex.timeline", "slackindex.count",
+        "slackindex.conversations", "slackindex.timeline", "slackindex.count", "slackindex.images",
     ]
 
     public init(archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration()) {
@@ -192,6 +193,7 @@ public final class SlackAPI: Sendable {
             case "slackindex.conversations": return try uiConversations(request)
             case "slackindex.timeline": return try uiTimeline(request)
             case "slackindex.count": return try searchCount(request)
+            case "slackindex.images": return try uiImages(request)
             default: throw APIFailure(code: "unknown_method")
             }
         }

@@ -45,7 +45,8 @@ public enum SlackAPIServer {
     /// }
     /// ```
     /// The API's own rate limit (HTTP 429, `Retry-After`) applies inside, after the middleware. `GET /files/{id}`
-    /// serves stored files with the same access rules (`FileRoute`).
+    /// serves stored files with the same access rules (`FileRoute`); `GET /avatars/{user id}` and
+    /// `GET /emoji/{name}` the workspace's stored avatars and custom emoji to any caller with a valid token.
     /// `ui` adds the web UI (`/`, `/ui/…`) and lets its session cookie stand for a token at `/api/`; nil leaves
     /// both out (`serve --ui off`): `/` answers 404 and cookies are ignored.
     public static func buildRouter(
@@ -60,6 +61,12 @@ public enum SlackAPIServer {
         router.post("/api/:method", use: handler)
         router.get("/files/:id") { request, context in
             try await FileRoute.respond(to: request, context: context, api: api, ui: ui)
+        }
+        router.get("/avatars/:id") { request, context in
+            try await FileRoute.respondImage(.avatar, to: request, context: context, api: api, ui: ui)
+        }
+        router.get("/emoji/:id") { request, context in
+            try await FileRoute.respondImage(.emoji, to: request, context: context, api: api, ui: ui)
         }
         ui?.addRoutes(to: router, api: api)
         return router

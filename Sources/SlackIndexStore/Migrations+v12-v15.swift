@@ -148,4 +148,10 @@ extension Migrations {
     static func v15FileBlobs(_ db: Database) throws {
         try SQLiteArchive.createFileBlobTable(db)
     }
+
+    /// Migration v16 (`workspaceImages`): each member's profile image URL and custom emoji (`emoji.list`), and the
+    /// blob of the file store that holds each once fetched.
+    static func v16WorkspaceImages(_ db: Database) throws {
+        try SQLiteArchive.createWorkspaceImageTables(db)
+    }
 }

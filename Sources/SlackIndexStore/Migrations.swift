@@ -21,6 +21,7 @@ enum Migrations {
         ("v13 millisecond message ids", v13MillisecondMessageIds),
         (indexCheck, v14IndexCheck),
         (fileBlobs, v15FileBlobs),
+        (workspaceImages, v16WorkspaceImages),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -31,6 +32,9 @@ enum Migrations {
 
     /// The migration that adds the table of fetched files (v15): a new table, no layout of old data changed.
     static let fileBlobs = "v15 file blobs"
+
+    /// The migration that adds avatars and custom emoji (v16): new tables, no layout of old data changed.
+    static let workspaceImages = "v16 avatars and custom emoji"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"

@@ -109,6 +109,14 @@ extension SQLiteArchive {
                     let id: Int64 = row["id"]
                     let hash: Int64 = row["hash"]
                     if let done: Int64 = row["done"], done == hash { continue }
+                    if text.isEmpty {
+                        // A file with no text to add (a PDF without a text layer): recorded as done, index untouched.
+                        try db.execute(
+                            sql: "INSERT OR REPLACE INTO file_text (message_id, file_id, message_hash) VALUES (?, ?, ?)",
+                            arguments: [id, fileID, hash])
+                        changed += 1
+                        continue
+                    }
                     let searchText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
                     let extra: String = row["search_extra"]
                     let extended = extra.isEmpty ? text : extra + "\n" + text

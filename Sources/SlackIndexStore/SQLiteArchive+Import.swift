@@ -25,6 +25,7 @@ extension SQLiteArchive {
         }
         if !placeholders.isEmpty { _ = try insertPlaceholders(placeholders, in: db) }
         let users = placeholders.isEmpty ? users : users.filter { !$0.isPlaceholder }
+        try upsertAvatarURLs(users.compactMap { user in user.avatarURL.map { (user.id, $0) } }, in: db)
         var added = 0
         var updated = 0
         let existing = try db.cachedStatement(

@@ -64,6 +64,9 @@ package struct ResolvedSearch: Sendable {
     package var requiredFlags: MessageFlags = []
     /// Reactions a hit must carry (`has::emoji:`), each name also matching its skin-tone variants.
     package var reactions: [String] = []
+    /// Kinds of file a hit must carry one of each (`has:image`, `type:pdfs`): `images`, `snippets`, `posts`, `pdfs`,
+    /// `zips`, or a lowercased file type or extension.
+    package var fileKinds: [String] = []
     /// `is:thread`.
     package var inThread = false
     /// Words also match their English variants (`deploy` finds `deployed`); quoted words never do.
@@ -78,12 +81,14 @@ package struct ResolvedSearch: Sendable {
     package var onlyInConversations: Bool {
         inConversations != nil && notInConversations.isEmpty && fromUsers == nil && notFromUsers.isEmpty
             && toUsers.isEmpty && withUsers.isEmpty && requiredFlags.isEmpty && reactions.isEmpty && !inThread
+            && fileKinds.isEmpty
     }
 
     /// True when a filter needs the message row (anything but words and dates).
     package var hasRowFilters: Bool {
         inConversations != nil || !notInConversations.isEmpty || fromUsers != nil || !notFromUsers.isEmpty
             || !toUsers.isEmpty || !withUsers.isEmpty || !requiredFlags.isEmpty || !reactions.isEmpty || inThread
+            || !fileKinds.isEmpty
     }
 }
 
@@ -141,12 +146,36 @@ extension SQLiteArchive {
                 """)
             arguments += [name, name.utf8.count + 2, name + "::"]
         }
+        for kind in s.fileKinds {
+            let (condition, values) = fileKindCondition(kind)
+            parts.append("EXISTS (SELECT 1 FROM file f WHERE f.message_id = m.id AND (\(condition)))")
+            arguments += StatementArguments(values)
+        }
         if s.inThread { parts.append("m.thread_key IS NOT NULL") }
         if let negative {
             parts.append("m.id NOT IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)")
             arguments += [negative]
         }
         return (parts.joined(separator: " AND "), arguments)
+    }
+
+    /// Whether `file f` is of `kind` (`ResolvedSearch.fileKinds`): by Slack's metadata (`mimetype`, `mode`,
+    /// `filetype`, the name's extension), or for images also by the type of the bytes stored.
+    static func fileKindCondition(_ kind: String) -> (sql: String, values: [String]) {
+        switch kind {
+        case "images":
+            return (
+                """
+                f.mimetype LIKE 'image/%' OR EXISTS (SELECT 1 FROM file_blob b WHERE b.file_id = f.file_id
+                    AND b.content_type LIKE 'image/%')
+                """, []
+            )
+        case "snippets": return ("f.mode = 'snippet'", [])
+        case "posts": return ("f.mode = 'post'", [])
+        case "pdfs": return ("lower(f.filetype) = 'pdf' OR lower(f.name) LIKE '%.pdf'", [])
+        case "zips": return ("lower(f.filetype) = 'zip' OR lower(f.name) LIKE '%.zip'", [])
+        default: return ("lower(f.filetype) = ? OR lower(f.name) LIKE ?", [kind, "%." + kind])
+        }
     }
 
     /// The sort-key (id) range of the time bounds (`MessageID.lowerBound`, `upperBound`).

@@ -14,12 +14,15 @@ package struct UserInput: Sendable, Equatable {
     /// Only known from messages (a `serve`d archive's placeholder): stored as a placeholder, never replacing a
     /// member.
     package var isPlaceholder: Bool
+    /// The profile image the web UI shows (`profile.image_72`, else another size), an http(s) URL.
+    package var avatarURL: String?
 
     package init(
         id: String, teamID: String?, handle: String, realName: String?, displayName: String?, isBot: Bool,
-        isDeleted: Bool, timeZone: String?, isPlaceholder: Bool = false
+        isDeleted: Bool, timeZone: String?, isPlaceholder: Bool = false, avatarURL: String? = nil
     ) {
         self.isPlaceholder = isPlaceholder
+        self.avatarURL = avatarURL
         self.id = id
         self.teamID = teamID
         self.handle = handle

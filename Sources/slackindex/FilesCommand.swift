@@ -17,16 +17,24 @@ struct FilesCommand: AsyncParsableCommand {
             hidden_by_limit, 404) are counted as gone; files hosted elsewhere (external) are left there and the \
             token is only ever sent to *.slack.com (or to --file-host). `serve` shows what was fetched.
 
+            Then the workspace's images, which the web UI shows from the archive: members' profile images (the \
+            URLs users.json or a sync recorded) and custom emoji, listed with emoji.list (the token needs \
+            emoji:read; exports carry no emoji, so this is how an imported archive gets them; aliases are kept \
+            and resolved). These are public URLs: the token is never sent with them. Only PNG, JPEG, GIF and WebP \
+            images are stored. --no-avatars and --no-emoji leave them out.
+
             The token comes from SLACK_TOKEN, else "token" in the config file, as for sync (a user token with \
             files:read).
 
-            Exit status: 0 every file selected is stored, 2 some were not (gone, refused, too large, failed: \
-            the report says how many of each), 1 the run could not go on (a full disk: what was stored stays).
+            Exit status: 0 every file and image selected is stored, 2 some were not (gone, refused, too large, \
+            failed, or emoji.list refused: the report says how many of each), 1 the run could not go on (a full \
+            disk: what was stored stays).
 
             Examples:
               SLACK_TOKEN=xoxp-… slackindex files
               slackindex files --conversation general --after 2024-01-01 --types images,pdfs
               slackindex files --max-size 10MB --json
+              slackindex files --types images --no-emoji
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -56,9 +64,21 @@ struct FilesCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Fetch from this http(s)://host[:port] instead of each file's own host (a mirror of Slack's file host); "
-                + "the token is sent there.", valueName: "url"))
+            "Fetch from this http(s)://host[:port] instead of each file's and image's own host (a mirror of "
+                + "Slack's file host); the token is sent there with files.", valueName: "url"))
     var fileHost: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The Web API base URL emoji.list is asked of (default: --file-host's /api/, else the config file's "
+                + "\"api\", else https://slack.com/api/).", valueName: "url"))
+    var api: String?
+
+    @Flag(help: "Do not fetch members' profile images.")
+    var noAvatars = false
+
+    @Flag(help: "Do not list or fetch custom emoji.")
+    var noEmoji = false
 
     @Option(help: ArgumentHelp("Time zone for dates (default: the system's).", valueName: "zone"))
     var tz: String?
@@ -127,14 +147,25 @@ struct FilesCommand: AsyncParsableCommand {
         let blobs = FileBlobs(archivePath: archive.path)
         let fetcher = FileFetcher(archive: archive, client: client, blobs: blobs, options: options)
         let line = StatusLine(enabled: !quiet)
-        let work = Task {
-            try await fetcher.run { p in
+        let apiClient = noEmoji ? nil : try SlackWebClient(baseURL: try apiURL(), token: token)
+        var imageOptions = ImageFetcher.Options()
+        imageOptions.avatars = !noAvatars
+        imageOptions.emoji = !noEmoji
+        imageOptions.parallel = parallel
+        imageOptions.fileHost = fileHost
+        let imageFetcher = ImageFetcher(
+            archive: archive, api: apiClient, downloads: client, blobs: blobs, options: imageOptions)
+        let fetchImages = !noAvatars || !noEmoji
+        let work = Task { () -> (FileFetcher.Report, ImageFetcher.Report) in
+            let files = try await fetcher.run { p in
                 guard line.due() else { return }
                 let rate = p.elapsed > 0 ? Double(p.bytes) / p.elapsed : 0
                 line.show(
                     "files: \(Output.count(p.done))/\(Output.count(p.total)), \(Output.count(p.downloaded)) "
                         + "downloaded, \(Output.bytes(p.bytes)) (\(Output.bytes(Int64(rate)))/s)")
             }
+            if fetchImages { line.show("avatars and custom emoji…") }
+            return (files, fetchImages ? try await imageFetcher.run() : ImageFetcher.Report())
         }
         let interrupts = InterruptHandler {
             work.cancel()
@@ -142,26 +173,53 @@ struct FilesCommand: AsyncParsableCommand {
         }
         defer { interrupts.cancel() }
         let report: FileFetcher.Report
+        let images: ImageFetcher.Report
         do {
-            report = try await work.value
+            (report, images) = try await work.value
             line.finish()
             await client.shutdown()
+            await apiClient?.shutdown()
         } catch {
             line.finish()
             await client.shutdown()
+            await apiClient?.shutdown()
             guard work.isCancelled else { throw error }
             Output.error("Interrupted: every file stored so far stays; `slackindex files` again fetches the rest.")
             throw ExitCode(ExitStatus.interrupted)
         }
         if json {
-            Output.json(report)
+            Output.json(FilesOutput(files: report, images: images))
         } else {
-            printReport(report, store: blobs.root)
+            Self.printReport(report, store: blobs.root)
+            Self.printImages(images, avatars: !noAvatars, emoji: !noEmoji)
         }
-        if report.notFetched > 0 { throw ExitCode(ExitStatus.partial) }
+        if report.notFetched + images.notFetched > 0 { throw ExitCode(ExitStatus.partial) }
     }
 
-    private func printReport(_ r: FileFetcher.Report, store: String) {
+    /// Where emoji.list is asked: --api, else --file-host's /api/ (a mirror of Slack), else the config file's.
+    private func apiURL() throws -> String {
+        if let api { return api }
+        if let fileHost { return (fileHost.hasSuffix("/") ? fileHost : fileHost + "/") + "api/" }
+        return try Config.load().api ?? SlackWebClient.slackAPI
+    }
+
+    static func printImages(_ r: ImageFetcher.Report, avatars: Bool, emoji: Bool) {
+        func counts(_ c: ImageFetcher.Counts) -> String {
+            "\(Output.count(c.downloaded + c.alreadyThere)) of \(Output.count(c.total)) stored (downloaded "
+                + "\(Output.count(c.downloaded)), \(Output.bytes(c.bytes)); already there \(Output.count(c.alreadyThere))), "
+                + "gone \(Output.count(c.gone)), failed \(Output.count(c.failed))"
+        }
+        if avatars { Output.line("Avatars: " + counts(r.avatars) + ".") }
+        if emoji {
+            let listed = r.emojiListed.map { "emoji.list gave \(Output.count($0)) (\(Output.count(r.emojiAliases)) aliases); " } ?? ""
+            Output.line("Custom emoji: " + listed + "images " + counts(r.emoji) + ".")
+        }
+        Output.line(String(format: "  avatars and emoji in %.1f s.", r.seconds))
+        for problem in r.problems { Output.error("Not fetched: \(problem)") }
+        if let error = r.emojiListError { Output.error("Custom emoji not listed: \(error)") }
+    }
+
+    static func printReport(_ r: FileFetcher.Report, store: String) {
         let seconds = max(r.seconds, 0.001)
         Output.line(
             "Fetched \(Output.count(r.downloaded)) of \(Output.count(r.files)) files (\(Output.bytes(r.bytes))) into "
@@ -172,6 +230,11 @@ struct FilesCommand: AsyncParsableCommand {
             "  downloaded \(Output.count(r.downloaded)), already there \(Output.count(r.alreadyThere)), "
                 + "gone \(Output.count(r.gone)), refused \(Output.count(r.refused)), too large \(Output.count(r.tooLarge)), "
                 + "failed \(Output.count(r.failed)), external \(Output.count(r.external))")
+        if r.pdfsWithoutText > 0 {
+            Output.line(
+                "  \(Output.count(r.pdfsWithoutText)) PDFs are stored but their text is not searchable: install "
+                    + "poppler-utils (pdftotext), then run `slackindex files` again.")
+        }
         if r.deduplicated > 0 { Output.line("  \(Output.count(r.deduplicated)) had the same bytes as a stored file: kept once.") }
         Output.line(
             "  \(Output.count(r.requests)) requests, \(r.rateLimited) rate-limited, "
@@ -180,5 +243,32 @@ struct FilesCommand: AsyncParsableCommand {
         if r.refused > 0 {
             Output.error("Refused files need a user token with files:read (SLACK_TOKEN); run again with it.")
         }
+    }
+}
+
+/// `files --json`: the files' report, and the avatars' and emoji's under their own keys.
+struct FilesOutput: Encodable {
+    var files: FileFetcher.Report
+    var images: ImageFetcher.Report
+
+    func encode(to encoder: any Encoder) throws {
+        try files.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(images.avatars, forKey: .avatars)
+        try container.encode(images.emoji, forKey: .emoji)
+        try container.encodeIfPresent(images.emojiListed, forKey: .emojiListed)
+        try container.encode(images.emojiAliases, forKey: .emojiAliases)
+        try container.encodeIfPresent(images.emojiListError, forKey: .emojiListError)
+        try container.encode(images.problems, forKey: .imageProblems)
+        try container.encode(images.seconds, forKey: .imageSeconds)
+    }
+
+    private enum Keys: String, CodingKey {
+        case avatars, emoji
+        case emojiListed = "emoji_listed"
+        case emojiAliases = "emoji_aliases"
+        case emojiListError = "emoji_list_error"
+        case imageProblems = "image_problems"
+        case imageSeconds = "image_seconds"
     }
 }

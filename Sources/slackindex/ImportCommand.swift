@@ -18,7 +18,10 @@ struct ImportCommand: ParsableCommand {
             else a folder or file name that starts with a conversation id (C…, G…, D…), else the folder's \
             name or a manifest. A conversation id the archive does not have yet is created, named by its id \
             until an export, a listing or a sync names it. Edits replace text (the newest wins), deletions \
-            leave search and history, and mixing sources never duplicates a message (conversation + ts).
+            leave search and history, and mixing sources never duplicates a message (conversation + ts). \
+            Files an export carries (slackdump's __uploads/<file id>/<name> or <conversation>/attachments/\
+            <file id>-<name>) are stored beside the archive as `slackindex files` would fetch them, with no \
+            download.
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \
@@ -179,6 +182,12 @@ struct ImportCommand: ParsableCommand {
             Output.line(
                 "    repaired \(Output.count(s.messagesRepaired)): text with characters that could not be stored "
                     + "(control bytes, invalid UTF-8, NUL) kept with U+FFFD in their place")
+        }
+        if let a = s.attachedFiles {
+            Output.line(
+                "  attached:      \(Output.count(a.stored)) files stored (\(Output.bytes(a.bytes))), "
+                    + "\(Output.count(a.alreadyThere)) already there, \(Output.count(a.skipped)) not stored, "
+                    + "\(Output.count(a.unknown)) of no message (from the export's __uploads/, no download)")
         }
         if !s.skippedFiles.isEmpty {
             Output.line("  files skipped: \(s.skippedFiles.count) (listed above)")

@@ -25,6 +25,7 @@ struct SyncCommand: AsyncParsableCommand {
             Examples:
               SLACK_TOKEN=xoxp-… slackindex sync
               slackindex sync --api http://127.0.0.1:8080/api/ --conversation general
+              slackindex sync --files             # then fetch the files, avatars and custom emoji (see files)
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -47,6 +48,15 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Fetch whole histories again, ignoring where the last sync stopped (still adds nothing twice).")
     var full = false
 
+    @Flag(help: "Then fetch the files of the synced conversations, the avatars and the custom emoji, as `files` does.")
+    var files = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --files: fetch files from this http(s)://host[:port] instead of each file's own host.",
+            valueName: "url"))
+    var fileHost: String?
+
     @Flag(help: "No progress output.")
     var quiet = false
 
@@ -55,6 +65,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be between 1 and 1000.") }
+        if fileHost != nil, !files { throw ValidationError("--file-host goes with --files.") }
     }
 
     func run() async throws {
@@ -90,8 +101,12 @@ struct SyncCommand: AsyncParsableCommand {
                     + "continues where this one stopped.")
             throw ExitCode(ExitStatus.interrupted)
         }
+        var fetched: FilesOutput?
+        if files, summary.stopped == nil {
+            fetched = try await fetchFiles(archive: archive, token: token, api: client.baseURL)
+        }
         if json {
-            Output.json(summary)
+            Output.json(SyncOutput(summary: summary, files: fetched))
         } else {
             let rate = Output.count(Int(summary.messagesPerSecond.rounded()))
             Output.line(
@@ -121,7 +136,40 @@ struct SyncCommand: AsyncParsableCommand {
             Output.error("Error: the sync stopped: \(stopped) `slackindex sync` continues where this one stopped.")
             throw ExitCode(ExitStatus.failure)
         }
-        if !summary.refused.isEmpty || summary.messagesSkipped > 0 { throw ExitCode(ExitStatus.partial) }
+        if let fetched, !json {
+            FilesCommand.printReport(fetched.files, store: FileBlobs(archivePath: archive.path).root)
+            FilesCommand.printImages(fetched.images, avatars: true, emoji: true)
+        }
+        if !summary.refused.isEmpty || summary.messagesSkipped > 0
+            || (fetched.map { $0.files.notFetched + $0.images.notFetched } ?? 0) > 0
+        {
+            throw ExitCode(ExitStatus.partial)
+        }
+    }
+
+    /// `--files`: what `slackindex files` does, for the synced conversations (all when none was named), with the
+    /// same token; custom emoji are asked of the same API.
+    private func fetchFiles(archive: Archive, token: String, api: String) async throws -> FilesOutput {
+        var options = FileFetcher.Options()
+        options.conversations = conversation.isEmpty ? nil : conversation
+        options.fileHost = fileHost
+        let downloads = try SlackWebClient(baseURL: fileHost ?? SlackWebClient.slackAPI, token: token)
+        let apiClient = try SlackWebClient(baseURL: api, token: token)
+        var imageOptions = ImageFetcher.Options()
+        imageOptions.fileHost = fileHost
+        do {
+            let files = try await FileFetcher(archive: archive, client: downloads, options: options).run()
+            let images = try await ImageFetcher(
+                archive: archive, api: apiClient, downloads: downloads, options: imageOptions
+            ).run()
+            await downloads.shutdown()
+            await apiClient.shutdown()
+            return FilesOutput(files: files, images: images)
+        } catch {
+            await downloads.shutdown()
+            await apiClient.shutdown()
+            throw error
+        }
     }
 }
 
@@ -151,5 +199,21 @@ final class SyncProgressReporter: Sendable {
 
     func finish() {
         line.finish()
+    }
+}
+
+/// `sync --json`: the summary, and with `--files` what was fetched under `files`.
+struct SyncOutput: Encodable {
+    var summary: Synchronizer.Summary
+    var files: FilesOutput?
+
+    func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encodeIfPresent(files, forKey: .files)
+    }
+
+    private enum Keys: String, CodingKey {
+        case files
     }
 }

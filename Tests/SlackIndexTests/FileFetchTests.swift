@@ -42,6 +42,11 @@ final class FileHostStandIn: Sendable {
     func start() async throws -> String {
         let router = Router()
         router.get("**") { request, _ in self.answer(request) }
+        return try await Self.listen(router, task: task)
+    }
+
+    /// Runs `router` on a free loopback port in a task kept in `task` (cancelled to stop); returns the base URL.
+    static func listen(_ router: Router<BasicRequestContext>, task: borrowing Mutex<Task<Void, any Error>?>) async throws -> String {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),

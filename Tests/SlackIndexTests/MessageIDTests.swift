@@ -143,6 +143,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v13 millisecond message ids';
                     DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
                     DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v16 avatars and custom emoji';
                     """)
             try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }

@@ -315,6 +315,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v12 packed raw JSON';
                     DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
                     DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v16 avatars and custom emoji';
                     """)
         }
     }

@@ -1,9 +1,12 @@
 import AsyncHTTPClient
 import Foundation
+import GRDB
 import NIOCore
 import NIOHTTP1
 import SlackIndex
 import Testing
+
+@testable import SlackIndexStore
 
 #if canImport(Glibc)
     import Glibc
@@ -160,9 +163,11 @@ import Testing
         [
             [
                 "type": "message", "user": user, "ts": "1716000000.000401",
-                "text": "*bold* _slanted_ ~gone~ `code` <https://example.com/x|a link> <@\(APIFixture.dmMembers[1])> <!here> :tada:",
+                "text": "*bold* _slanted_ ~gone~ `code` <https://example.com/x|a link> <@\(APIFixture.dmMembers[1])> <!here> :tada: :partyparrot:",
                 "edited": ["user": user, "ts": "1716000001.000000"],
-                "reactions": [["name": "tada", "count": 2, "users": APIFixture.dmMembers]],
+                "reactions": [
+                    ["name": "tada", "count": 2, "users": APIFixture.dmMembers], ["name": "yay", "count": 1, "users": [user]],
+                ],
                 "files": [
                     ["id": "F0UITEST", "name": "report.pdf", "size": 123_456, "permalink": fileLink],
                     ["id": "F0UIIMAGE", "name": "chart.png", "mimetype": "image/png", "size": storedImage.count],
@@ -187,11 +192,17 @@ import Testing
         return run.map { $0.status == 0 && !$0.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty } ?? false
     }
 
-    /// A 40×30 red PNG (stored deflate blocks): the image the archive's file store holds for `F0UIIMAGE`.
-    static let storedImage: [UInt8] = {
-        let (width, height) = (40, 30)
+    /// A 40×30 red PNG: the image the archive's file store holds for `F0UIIMAGE`.
+    static let storedImage = png(width: 40, height: 30, rgba: [255, 0, 0, 255])
+    /// A 24×24 blue PNG: the rendered message's author's avatar.
+    static let avatarImage = png(width: 24, height: 24, rgba: [0, 0, 255, 255])
+    /// A 16×16 green PNG: the custom emoji `:partyparrot:` (and its alias `:yay:`).
+    static let emojiImage = png(width: 16, height: 16, rgba: [0, 160, 0, 255])
+
+    /// A PNG of one colour (stored deflate blocks).
+    static func png(width: Int, height: Int, rgba: [UInt8]) -> [UInt8] {
         var raw: [UInt8] = []
-        for _ in 0..<height { raw += [0] + Array(repeating: [255, 0, 0, 255], count: width).flatMap { $0 } }
+        for _ in 0..<height { raw += [0] + Array(repeating: rgba, count: width).flatMap { $0 } }
         var a: UInt32 = 1
         var b: UInt32 = 0
         for byte in raw {
@@ -211,7 +222,7 @@ import Testing
             withUnsafeBytes(of: UInt32(width).bigEndian, Array.init) + withUnsafeBytes(of: UInt32(height).bigEndian, Array.init)
             + [8, 6, 0, 0, 0]
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
-    }()
+    }
 
     /// A thread of 130 replies (the panel reads 50 a page), as an API page's messages.
     static let longThread = "1716000000.000500"
@@ -237,12 +248,24 @@ import Testing
         #expect(imported.status == 0, "\(imported.stderr)")
         // The image as `slackindex files` would have stored it: served from the archive, never from Slack.
         let archive = try Archive(path: db)
-        let writer = try FileBlobs(archivePath: db).begin()
-        try storedImage.withUnsafeBytes { try writer.write($0) }
-        let size = writer.size
-        let committed = try writer.commit()
-        try archive.store.recordFileBlob(
-            id: "F0UIIMAGE", blob: FileBlob(sha256: committed.sha256, size: size, contentType: "image/png"))
+        func store(_ bytes: [UInt8]) throws -> FileBlob {
+            let writer = try FileBlobs(archivePath: db).begin()
+            try bytes.withUnsafeBytes { try writer.write($0) }
+            let size = writer.size
+            return FileBlob(sha256: try writer.commit().sha256, size: size, contentType: "image/png")
+        }
+        try archive.store.recordFileBlob(id: "F0UIIMAGE", blob: try store(storedImage))
+        // The author's avatar and a custom emoji with an alias, as `slackindex files` stores them.
+        let avatarURL = "https://avatars.slack-edge.com/2024-05-01/\(user)_72.png"
+        try #require(archive.store as? SQLiteArchive).pool.write { db in
+            try SQLiteArchive.upsertAvatarURLs([(user, avatarURL)], in: db)
+        }
+        try archive.store.recordImageBlob(.avatar, key: user, url: avatarURL, blob: try store(avatarImage))
+        let emojiURL = "https://emoji.slack-edge.com/T0/partyparrot/1.png"
+        try archive.store.storeCustomEmoji([
+            CustomEmoji(name: "partyparrot", url: emojiURL), CustomEmoji(name: "yay", aliasOf: "partyparrot"),
+        ])
+        try archive.store.recordImageBlob(.emoji, key: "partyparrot", url: emojiURL, blob: try store(emojiImage))
         return db
     }
 
@@ -330,6 +353,18 @@ import Testing
         let image = try #require(rendered["image"] as? [String: Any], "the stored image is shown inline")
         #expect(image["src"] as? String == "/files/F0UIIMAGE", "from the archive")
         #expect(image["width"] as? Int == 40 && image["link"] as? String == "/files/F0UIIMAGE")
+        // The author's avatar and the custom emoji (in the text, and its alias in a reaction) from the archive, with
+        // every other host unreachable (the browser's proxy is a closed port).
+        let avatar = try #require(rendered["avatar"] as? [String: Any], "the stored avatar is shown")
+        #expect((avatar["src"] as? String)?.hasPrefix("/avatars/\(APIFixture.dmMembers[0])?v=") == true, "\(avatar)")
+        #expect(avatar["width"] as? Int == 24)
+        let custom = try #require(rendered["custom"] as? [String: Any], "the custom emoji is an image")
+        #expect((custom["src"] as? String)?.hasPrefix("/emoji/partyparrot?v=") == true && custom["width"] as? Int == 16)
+        #expect(custom["alt"] as? String == ":partyparrot:")
+        let reaction = try #require(rendered["custom_reaction"] as? [String: Any], "the alias in a reaction")
+        #expect((reaction["src"] as? String)?.hasPrefix("/emoji/yay?v=") == true && reaction["width"] as? Int == 16)
+        #expect(reaction["text"] as? String == "1")
+        #expect(out["offsite_requests"] as? [String] == [], "\(out["offsite_requests"] ?? "")")
         #expect(rendered["bot"] as? String == "deploybotAPP", "the app's name and its badge")
         #expect(rendered["join_quiet"] as? Bool == true)
         #expect(rendered["quote"] as? String == "quoted line")

@@ -65,6 +65,8 @@ public struct FileFetcher: Sendable {
         public var seconds: Double = 0
         /// Files not fetched for a reason a rerun may fix (refused, failed), with the reason: at most 20.
         public var problems: [String] = []
+        /// Stored PDFs whose text is not searchable because `pdftotext` (poppler-utils) is not installed.
+        public var pdfsWithoutText = 0
 
         /// Files that should be in the store and are not.
         public var notFetched: Int { gone + refused + tooLarge + failed }
@@ -74,6 +76,7 @@ public struct FileFetcher: Sendable {
         private enum CodingKeys: String, CodingKey {
             case files, downloaded, gone, refused, failed, external, bytes, deduplicated, requests, seconds, problems
             case alreadyThere = "already_there"
+            case pdfsWithoutText = "pdfs_without_text"
             case tooLarge = "too_large"
             case rateLimited = "rate_limited"
             case waitedSeconds = "waited_seconds"
@@ -162,6 +165,10 @@ public struct FileFetcher: Sendable {
         report.rateLimited = after.rateLimited - before.rateLimited
         report.waitedSeconds = after.waited - before.waited
         report.seconds = (ContinuousClock.now - started).seconds
+        if !PDFText.isAvailable {
+            let blobs = try archive.fileBlobs()
+            report.pdfsWithoutText = files.filter { blobs[$0.id]?.contentType.hasPrefix("application/pdf") == true }.count
+        }
         return report
     }
 
@@ -236,10 +243,15 @@ public struct FileFetcher: Sendable {
 
     /// Adds a text-like file's words to its messages' search entries (``Archive/indexFileText(fileID:text:)``).
     private func indexText(of id: String, _ blob: FileBlob) throws {
-        guard FileText.isIndexable(blob.contentType), try archive.fileTextPending(fileID: id),
-            let text = FileText.read(blob, in: blobs)
-        else { return }
-        try archive.indexFileText(fileID: id, text: text)
+        try Self.indexText(of: id, blob, archive: archive, blobs: blobs)
+    }
+
+    /// Adds stored file `id`'s words to its messages' search entries when it is text and they lack them.
+    /// A file whose text cannot be read (a PDF without a text layer, a broken one) is recorded with no text, so
+    /// later runs do not try it again.
+    static func indexText(of id: String, _ blob: FileBlob, archive: any FileArchive, blobs: FileBlobs) throws {
+        guard FileText.isIndexable(blob.contentType), try archive.fileTextPending(fileID: id) else { return }
+        try archive.indexFileText(fileID: id, text: FileText.read(blob, in: blobs) ?? "")
     }
 
     /// Slack answers a request without a valid token with its HTML sign-in page and status 200: HTML where the

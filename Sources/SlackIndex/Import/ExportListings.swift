@@ -102,7 +102,7 @@ extension UserRecord {
     var input: UserInput {
         UserInput(
             id: id, teamID: teamID, handle: name ?? id, realName: realName, displayName: displayName, isBot: isBot,
-            isDeleted: deleted, timeZone: timeZone, isPlaceholder: isPlaceholder)
+            isDeleted: deleted, timeZone: timeZone, isPlaceholder: isPlaceholder, avatarURL: avatarURL)
     }
 }
 

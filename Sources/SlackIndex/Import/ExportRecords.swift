@@ -12,12 +12,15 @@ struct UserRecord: Decodable, Sendable {
     var timeZone: String?
     /// `is_placeholder`: slackindex's extension in what `serve` answers, for a member only known from messages.
     var isPlaceholder: Bool
+    /// The profile image the web UI shows: `image_72` (36 px at twice the density), else the nearest size.
+    var avatarURL: String?
 
     private enum CodingKeys: String, CodingKey {
         case id, team_id, name, real_name, deleted, is_bot, tz, profile, is_placeholder
     }
     private enum ProfileKeys: String, CodingKey {
         case real_name, display_name
+        case image_72, image_48, image_192, image_512, image_original, image_32, image_24
     }
 
     init(from decoder: any Decoder) throws {
@@ -36,6 +39,11 @@ struct UserRecord: Decodable, Sendable {
         if let profile = try? c.nestedContainer(keyedBy: ProfileKeys.self, forKey: .profile) {
             displayName = profile.lenientString(.display_name)
             if realName?.isEmpty ?? true { realName = profile.lenientString(.real_name) }
+            let sizes: [ProfileKeys] = [.image_72, .image_48, .image_192, .image_512, .image_original, .image_32, .image_24]
+            avatarURL = sizes.lazy.compactMap { profile.lenientString($0) }.first { url in
+                let lower = url.lowercased()
+                return lower.hasPrefix("https://") || lower.hasPrefix("http://")
+            }
         }
     }
 }

@@ -148,6 +148,47 @@ protocol ExportSource: Sendable {
     var unreadable: [ImportSummary.SkippedFile] { get }
     /// Reads a day file's bytes.
     func read(_ entry: DayFileEntry) throws -> Data
+    /// Files the export carries beside its messages (slackdump's `__uploads/<file id>/<name>`, or
+    /// `<conversation>/attachments/<file id>-<name>`), in the order listed.
+    var attachedFiles: [AttachedFile] { get }
+    /// Reads an attached file's bytes (at most `limit`).
+    func read(_ file: AttachedFile, limit: UInt64) throws -> Data
+}
+
+/// A file an export carries beside its messages, named by the Slack file id its path gives.
+struct AttachedFile: Sendable {
+    var fileID: String
+    /// The name in the export, for messages and for deciding the type.
+    var name: String
+    var size: Int64
+    /// Where the bytes are: a path in a folder export, an entry in a zip.
+    enum Place: Sendable {
+        case path(String)
+        case zip(ZipReader.Location)
+    }
+    var place: Place
+
+    /// The file id and name of an export's path relative to its root: `__uploads/F0123/name.png` (slackdump's
+    /// default layout) or `<folder>/attachments/F0123-name.png` (its standard one); nil for any other path.
+    static func parse(relativePath: some StringProtocol) -> (fileID: String, name: String)? {
+        let parts = relativePath.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 3, parts[0] == "__uploads", isFileID(parts[1]), !parts[2].isEmpty {
+            return (String(parts[1]), String(parts[2]))
+        }
+        if parts.count == 3, parts[1] == "attachments", let dash = parts[2].firstIndex(of: "-"),
+            isFileID(parts[2][..<dash]), parts[2].index(after: dash) < parts[2].endIndex
+        {
+            return (String(parts[2][..<dash]), String(parts[2][parts[2].index(after: dash)...]))
+        }
+        return nil
+    }
+
+    /// `F` and 2 to 31 capitals and digits: Slack's file ids.
+    static func isFileID(_ text: some StringProtocol) -> Bool {
+        let bytes = Array(text.utf8)
+        return (3...32).contains(bytes.count) && bytes[0] == UInt8(ascii: "F")
+            && bytes.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) }
+    }
 }
 
 extension ExportSource {
@@ -195,6 +236,7 @@ struct FolderExportSource: ExportSource {
     let ignoredFiles: [String]
     let folders: [String]
     let unreadable: [ImportSummary.SkippedFile]
+    let attachedFiles: [AttachedFile]
 
     init(path: String) throws {
         self.path = path
@@ -210,6 +252,10 @@ struct FolderExportSource: ExportSource {
         }
         for folder in top where !folder.hasPrefix(".") && !exportListingNames.contains(folder) {
             let folderPath = root.appendingPathComponent(folder).path
+            if folder == "__uploads" {
+                listed.addUploads(at: folderPath, root: resolvedRoot)
+                continue
+            }
             switch ExportFiles.kind(of: folderPath, inside: resolvedRoot) {
             case .success(.folder): listed.addFolder(folder, at: folderPath, root: resolvedRoot)
             case .success: continue  // A file beside the listings (a README, an integration log).
@@ -221,6 +267,23 @@ struct FolderExportSource: ExportSource {
         ignoredFiles = listed.ignored
         folders = listed.folders
         unreadable = listed.unreadable
+        attachedFiles = listed.attached
+    }
+
+    func read(_ file: AttachedFile, limit: UInt64) throws -> Data {
+        guard case .path(let filePath) = file.place else { throw ImportError.unreadable(path: path, reason: "not in this export") }
+        switch ExportFiles.kind(of: filePath, inside: resolvedRoot) {
+        case .success(.file(let size)) where UInt64(clamping: size) <= limit:
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: filePath))
+            } catch {
+                throw ImportError.unreadable(path: filePath, reason: ExportFiles.reason(for: error))
+            }
+        case .success(.file(let size)):
+            throw ImportError.unreadable(path: filePath, reason: "it is \(size) bytes, over the \(limit) stored per file")
+        case .success: throw ImportError.unreadable(path: filePath, reason: "it is not a file")
+        case .failure(let failure): throw ImportError.unreadable(path: filePath, reason: failure.reason)
+        }
     }
 
     /// What the folders of an export hold, gathered while listing them.
@@ -232,6 +295,51 @@ struct FolderExportSource: ExportSource {
         var ignored: [String] = []
         var folders: [String] = []
         var unreadable: [ImportSummary.SkippedFile] = []
+        var attached: [AttachedFile] = []
+
+        /// Lists slackdump's `__uploads/<file id>/<name>`: the files it downloaded. Other entries are ignored (said).
+        mutating func addUploads(at folderPath: String, root: String) {
+            guard case .success(let ids) = ExportFiles.names(in: folderPath) else {
+                unreadable.append(.init(path: folderPath, reason: "the folder cannot be read"))
+                return
+            }
+            for id in ids.names.sorted() {
+                let idPath = folderPath + "/" + id
+                guard AttachedFile.isFileID(id), case .success(.folder) = ExportFiles.kind(of: idPath, inside: root),
+                    case .success(let names) = ExportFiles.names(in: idPath)
+                else {
+                    ignored.append(idPath)
+                    continue
+                }
+                for name in names.names.sorted() {
+                    let filePath = idPath + "/" + name
+                    guard case .success(.file(let size)) = ExportFiles.kind(of: filePath, inside: root) else {
+                        ignored.append(filePath)
+                        continue
+                    }
+                    attached.append(AttachedFile(fileID: id, name: name, size: size, place: .path(filePath)))
+                }
+            }
+        }
+
+        /// Lists slackdump's `<conversation>/attachments/<file id>-<name>` (its standard layout); false when
+        /// `folderPath` is not a folder.
+        mutating func addAttachments(at folderPath: String, folder: String, root: String) -> Bool {
+            guard case .success(.folder) = ExportFiles.kind(of: folderPath, inside: root),
+                case .success(let names) = ExportFiles.names(in: folderPath)
+            else { return false }
+            for name in names.names.sorted() {
+                let filePath = folderPath + "/" + name
+                guard let (id, shown) = AttachedFile.parse(relativePath: folder + "/attachments/" + name),
+                    case .success(.file(let size)) = ExportFiles.kind(of: filePath, inside: root)
+                else {
+                    ignored.append(filePath)
+                    continue
+                }
+                attached.append(AttachedFile(fileID: id, name: shown, size: size, place: .path(filePath)))
+            }
+            return true
+        }
 
         /// Lists one conversation folder: its day files, other files (ignored, reported) and what cannot be read.
         mutating func addFolder(_ folder: String, at folderPath: String, root: String) {
@@ -259,6 +367,7 @@ struct FolderExportSource: ExportSource {
             for name in names.sorted() {
                 let filePath = folderPath + "/" + name
                 guard let day = dayNumber(ofDayFileName: name) else {
+                    if name == "attachments", addAttachments(at: filePath, folder: folder, root: root) { continue }
                     ignored.append(filePath)
                     continue
                 }

@@ -33,6 +33,8 @@ public struct ImportSummary: Sendable, Codable, Equatable {
     public var interrupted = false
     /// Notes for the user (e.g. a folder no listing mentions, imported as a channel).
     public var notes: [String] = []
+    /// The files the export carried beside its messages (slackdump's `__uploads/`), stored; nil when it carried none.
+    public var attachedFiles: AttachedFilesSummary?
     /// What a dump's files were recognised as, with counts (e.g. `"API pages": 120, "id maps": 1`).
     public var recognised: [String: Int] = [:]
     public var dayFiles = 0
@@ -93,6 +95,11 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         skippedFiles += other.skippedFiles
         ignoredFiles += other.ignoredFiles
         notes += other.notes
+        if let theirs = other.attachedFiles {
+            var mine = attachedFiles ?? AttachedFilesSummary()
+            mine.add(theirs)
+            attachedFiles = mine
+        }
         for (kind, count) in other.recognised { recognised[kind, default: 0] += count }
         stopped = stopped ?? other.stopped
         interrupted = interrupted || other.interrupted
@@ -119,6 +126,7 @@ public struct ImportSummary: Sendable, Codable, Equatable {
         case skippedFiles = "skipped_files"
         case ignoredFiles = "ignored_files"
         case notes
+        case attachedFiles = "attached_files"
         case recognised
         case stopped
         case interrupted

@@ -11,7 +11,7 @@ public final class Importer: Sendable {
     /// Called after every batch the writer writes (commits group several batches).
     public typealias ProgressHandler = @Sendable (ImportProgress) -> Void
 
-    let archive: any ImportSink & Directory & Timelines
+    let archive: any ImportSink & Directory & Timelines & FileArchive
     private let batchSize: Int
     private let queueDepth: Int
     /// Messages per transaction of an export's import (`Archive.bulkImport`).
@@ -46,7 +46,7 @@ public final class Importer: Sendable {
 
     /// An importer into an archive's roles (the import sink, names for messages, message times).
     package init(
-        store: any ImportSink & Directory & Timelines, batchSize: Int = 2_000, queueDepth: Int = 4,
+        store: any ImportSink & Directory & Timelines & FileArchive, batchSize: Int = 2_000, queueDepth: Int = 4,
         commitMessages: Int? = nil, stop: StopSignal? = nil
     ) {
         self.archive = store
@@ -175,6 +175,7 @@ public final class Importer: Sendable {
         summary.conversationsUnchanged = stored.conversationsUnchanged
         try importDayFiles(
             of: source, listings: stored, started: started, summary: &summary, progress: progress)
+        if summary.stopped == nil, !summary.interrupted { try storeAttachedFiles(of: source, summary: &summary) }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }

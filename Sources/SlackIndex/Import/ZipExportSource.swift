@@ -17,6 +17,7 @@ final class ZipExportSource: ExportSource, Sendable {
     let ignoredFiles: [String]
     let folders: [String]
     let unreadable: [ImportSummary.SkippedFile]
+    let attachedFiles: [AttachedFile]
 
     /// Lists the zip in two scans of its directory: the folder the export is wrapped in, if any, then the files.
     init(path: String) throws {
@@ -43,6 +44,7 @@ final class ZipExportSource: ExportSource, Sendable {
             ignoredFiles = listed.ignored.sorted()
             folders = listed.places.map(\.folder)
             unreadable = listed.refused.sorted { $0.path < $1.path }
+            attachedFiles = listed.attached
         } catch {
             throw ImportError.unreadable(path: path, reason: "it is not a readable zip file (\(error))")
         }
@@ -61,6 +63,7 @@ final class ZipExportSource: ExportSource, Sendable {
         var bytesByPlace: [Int64] = []
         var ignored: [String] = []
         var refused: [ImportSummary.SkippedFile] = []
+        var attached: [AttachedFile] = []
 
         /// Files the entry named `fullPath` as a listing, a day file, or something reported; passes over folders'
         /// own entries, `__MACOSX` and hidden files.
@@ -84,7 +87,14 @@ final class ZipExportSource: ExportSource, Sendable {
             }
             let nameBytes = relative[relative.index(after: slash)...]
             guard !nameBytes.contains(UInt8(ascii: "/")) else {
-                ignored.append("\(path):\(fullPath)")
+                if let (id, name) = AttachedFile.parse(relativePath: Substring(relative)) {
+                    attached.append(
+                        AttachedFile(
+                            fileID: id, name: name, size: Int64(clamping: location.uncompressedSize),
+                            place: .zip(location)))
+                } else {
+                    ignored.append("\(path):\(fullPath)")
+                }
                 return
             }
             let folderName = Substring(relative[..<slash])
@@ -139,6 +149,11 @@ final class ZipExportSource: ExportSource, Sendable {
     }
 
     func hasListing(_ name: String) -> Bool { topFiles[name] != nil }
+
+    func read(_ file: AttachedFile, limit: UInt64) throws -> Data {
+        guard case .zip(let location) = file.place else { throw ImportError.unreadable(path: path, reason: "not in this zip") }
+        return try read(location, displayPath: "\(path):\(file.fileID)/\(file.name)", limit: limit)
+    }
 
     /// A file beside the conversation folders.
     func listing(_ name: String) throws -> Data? {

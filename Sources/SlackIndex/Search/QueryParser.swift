@@ -252,9 +252,14 @@ private struct Parser {
             }
         case "has":
             guard let kind = Parser.hasKind(value) else {
-                return .bad("has: needs link, file, reaction, pin or an emoji like :tada:")
+                return .bad("has: needs link, file, image, reaction, pin or an emoji like :tada:")
             }
             return .filter(.has(kind))
+        case "type":
+            guard let kind = Parser.fileKind(value) else {
+                return .bad("type: needs a kind of file: images, snippets, posts, pdfs, zips, or a file type like png")
+            }
+            return .filter(.has(.fileType(kind)))
         case "is":
             let lowered = value.lowercased()
             guard lowered == "thread" || lowered == "threads" else {
@@ -304,12 +309,32 @@ private struct Parser {
         return .handle(text)
     }
 
-    /// `link`, `file`, `reaction`, `pin` (and plurals) or `:emoji_name:`.
+    /// A `type:` value: a kind by its plural (`image` → `images`), or a file type or extension of 1 to 16 ASCII
+    /// letters and digits, lowercased; nil otherwise.
+    private static func fileKind(_ value: String) -> String? {
+        let lowered = value.lowercased()
+        switch lowered {
+        case "image", "images": return "images"
+        case "snippet", "snippets": return "snippets"
+        case "post", "posts", "space", "spaces": return "posts"
+        case "pdf", "pdfs": return "pdfs"
+        case "zip", "zips": return "zips"
+        default:
+            let scalars = lowered.unicodeScalars
+            guard (1...16).contains(scalars.count),
+                scalars.allSatisfy({ $0.isASCII && (isASCIILetter($0) || ("0"..."9").contains($0)) })
+            else { return nil }
+            return lowered
+        }
+    }
+
+    /// `link`, `file`, `image`, `reaction`, `pin` (and plurals) or `:emoji_name:`.
     private static func hasKind(_ value: String) -> SearchQuery.HasKind? {
         let lowered = value.lowercased()
         switch lowered {
         case "link", "links": return .link
         case "file", "files": return .file
+        case "image", "images": return .fileType("images")
         case "reaction", "reactions": return .reaction
         case "pin", "pins", "pinned": return .pin
         default:

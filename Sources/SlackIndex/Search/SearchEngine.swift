@@ -319,6 +319,7 @@ public struct SearchEngine: Sendable {
                 case .reaction: resolved.requiredFlags.insert(.hasReaction)
                 case .pin: resolved.requiredFlags.insert(.pinned)
                 case .emoji(let name): resolved.reactions.append(name)
+                case .fileType(let kind): resolved.fileKinds.append(kind)
                 }
             case .isThread:
                 resolved.inThread = true

@@ -123,6 +123,9 @@ public struct SearchQuery: Sendable, Equatable {
         case pin
         /// `has::name:`: a specific reaction emoji; the name is lowercased and has no colons.
         case emoji(String)
+        /// `has:image` (`images`) and `type:KIND`: a file of that kind: `images`, `snippets`, `posts`, `pdfs`,
+        /// `zips`, or a file type or name extension (`png`, `csv`), lowercased.
+        case fileType(String)
     }
 }
 
@@ -233,6 +236,8 @@ extension SearchQuery.HasKind {
         case .reaction: return "reaction"
         case .pin: return "pin"
         case .emoji(let name): return ":\(name):"
+        // Slack knows `has:image`; other kinds are asked of a remote as any file.
+        case .fileType(let kind): return kind == "images" ? "image" : "file"
         }
     }
 }

@@ -12,6 +12,9 @@ extension WebAssets {
     page: 1, mode: 'home', pendingThread: null, paintedNow: () => {},
     // Files `slackindex files` stored (served at /files/ID): id → content type, from each timeline page.
     stored: new Map(),
+    // Stored avatars (user id → /avatars/ID?v=…), custom emoji (name → /emoji/NAME?v=…, aliases resolved) and
+    // custom names that alias a standard emoji (name → its name): slackindex.images, once.
+    avatars: new Map(), custom: new Map(), customAlias: new Map(),
   };
   const PAGE = 50;
   // The assets' version (`?v=…` of this script's URL): the emoji table is asked for under it too.
@@ -76,6 +79,18 @@ extension WebAssets {
     if (!EMOJI_FONT) return null;
     const base = name.toLowerCase().replace(/-/g, '_').replace(/::skin.*$/, '');
     return S.emoji.get(base) || null;
+  }
+
+  // An emoji as markup: a custom one as its image from the archive (whatever the fonts), an alias of a standard
+  // one or a standard one as its glyph; null when neither (then `:name:` is shown).
+  function emojiHTML(name) {
+    const base = String(name).replace(/::skin.*$/, '');
+    const url = S.custom.get(base) || S.custom.get(base.toLowerCase());
+    if (url) {
+      return '<img class="emoji custom" src="' + esc(url) + '" alt=":' + esc(base) + ':" title=":' + esc(base) + ':">';
+    }
+    const glyph = emojiOf(S.customAlias.get(base) || base);
+    return glyph ? '<span class="emoji" title=":' + esc(base) + ':">' + esc(glyph) + '</span>' : null;
   }
 
   function special(inner) {
@@ -164,10 +179,7 @@ extension WebAssets {
     t = t.replace(/`([^`\n]+)`/g, (_, c) => hold('<code>' + esc(decode(c)) + '</code>'));
     t = t.replace(/<([^<>\n]+)>/g, (_, inner) => hold(special(inner)));
     t = esc(decode(t));
-    t = t.replace(/:([a-z0-9_+'-]+):(?::skin-tone-\d:)?/gi, (m, n) => {
-      const e = emojiOf(n);
-      return e ? '<span class="emoji" title=":' + esc(n) + ':">' + e + '</span>' : m;
-    });
+    t = t.replace(/:([a-z0-9_+'-]+):(?::skin-tone-\d:)?/gi, (m, n) => emojiHTML(n) || m);
     t = blocks(inline(t));
     for (let i = 0; i < 3 && t.includes('\u0001'); i++) t = t.replace(/\u0001(\d+)\u0001/g, (_, i) => held[+i]);
     return t;
@@ -274,7 +286,9 @@ extension WebAssets {
     const link = '#/' + S.conv + '/' + (inThread && m.thread_ts && m.thread_ts !== m.ts ? m.thread_ts : m.ts);
     let h = '<article class="' + classes.join(' ') + '" id="' + (inThread ? 't-' : 'm-') + esc(m.ts) + '" data-ts="' +
       esc(m.ts) + '" data-author="' + esc(a.id) + '" tabindex="-1">';
-    h += '<div class="av c' + hue(a.id) + '" aria-hidden="true">' + esc(initials(a.name)) + '</div><div class="body">';
+    const picture = S.avatars.get(a.id);
+    h += (picture ? '<img class="av" src="' + esc(picture) + '" alt="" aria-hidden="true">'
+      : '<div class="av c' + hue(a.id) + '" aria-hidden="true">' + esc(initials(a.name)) + '</div>') + '<div class="body">';
     h += '<div class="meta"><span class="name">' + esc(a.name) + '</span>';
     if (a.bot) h += '<span class="badge">APP</span>';
     h += '<a class="time" href="' + esc(link) + '" title="' + esc(tsDate(m.ts).toLocaleString()) + ' (link to this message)">' +
@@ -296,9 +310,8 @@ extension WebAssets {
       h += '<div class="reactions">';
       for (const r of m.reactions) {
         const who = (r.users || []).map((u) => uname(u) || u).join(', ');
-        const glyph = emojiOf(r.name);
         h += '<span class="reaction" tabindex="0" title="' + esc(who + ' reacted with :' + r.name + ':') + '" aria-label="' +
-          esc(r.name + ' ' + r.count + ': ' + who) + '">' + (glyph ? esc(glyph) : ':' + esc(r.name) + ':') +
+          esc(r.name + ' ' + r.count + ': ' + who) + '">' + (emojiHTML(r.name) || ':' + esc(r.name) + ':') +
           ' <b>' + esc(r.count) + '</b></span>';
       }
       h += '</div>';
@@ -805,6 +818,14 @@ extension WebAssets {
     } while (cursor);
   }
 
+  // The archive's avatars and custom emoji (slackindex.images): served by this server, never fetched from Slack.
+  async function loadImages() {
+    const r = await api('slackindex.images');
+    for (const id in r.avatars || {}) S.avatars.set(id, r.avatars[id]);
+    for (const name in r.emoji || {}) S.custom.set(name, r.emoji[name]);
+    for (const name in r.emoji_aliases || {}) S.customAlias.set(name, r.emoji_aliases[name]);
+  }
+
   async function loadEmoji() {
     const r = await fetch('/ui/emoji.txt' + VERSION, { credentials: 'same-origin' });
     for (const line of (await r.text()).split('\n')) {
@@ -874,7 +895,7 @@ extension WebAssets {
     const linked = decodeURIComponent(location.hash.slice(1)).match(ROUTE);
     const early = linked ? firstPage(linked[1], linked[2]) : null;
     if (early) early.catch(() => {});
-    S.emojiReady = loadEmoji().catch(() => {});
+    S.emojiReady = Promise.all([loadEmoji().catch(() => {}), loadImages().catch(() => {})]);
     // The whole member list (parsed and filed on the main thread) waits for a linked conversation's first paint.
     const painted = new Promise((done) => { S.paintedNow = done; });
     S.usersReady = (linked ? painted : Promise.resolve()).then(loadUsers).catch(() => {});

@@ -100,6 +100,9 @@ pre { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace
 .mention { background: rgba(29, 155, 209, .12); color: var(--accent); border-radius: 3px; padding: 0 2px; text-decoration: none; }
 .mention.loud { background: rgba(242, 199, 68, .3); color: inherit; }
 .emoji { font-size: 1.1em; }
+img.emoji.custom { width: 1.375em; height: 1.375em; object-fit: contain; vertical-align: -0.3em; }
+.reaction img.emoji.custom { width: 16px; height: 16px; vertical-align: -3px; }
+img.av { object-fit: cover; background: var(--chip); }
 .edited { font-size: 12px; color: var(--muted); }
 .note { font-size: 12.5px; color: var(--muted); }
 .attachment { border-left: 4px solid var(--line); padding: 2px 10px; margin: 4px 0; }

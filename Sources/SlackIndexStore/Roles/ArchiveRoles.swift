@@ -281,9 +281,22 @@ extension FileArchive {
     package func archivedFiles() throws -> [ArchivedFile] { try archivedFiles(Archive.FileSelection()) }
 }
 
+/// Workspace-wide images: members' avatars and custom emoji, their URLs at Slack and the blobs that hold them.
+package protocol WorkspaceImages: ArchiveRole {
+    /// Records `emoji.list`: new and changed names; returns how many.
+    @discardableResult func storeCustomEmoji(_ emoji: [CustomEmoji]) throws -> Int
+    /// Every avatar, or every custom emoji with an image (not aliases), with its blob when fetched.
+    func workspaceImages(_ kind: WorkspaceImage.Kind) throws -> [WorkspaceImage]
+    func recordImageBlob(_ kind: WorkspaceImage.Kind, key: String, url: String, blob: FileBlob) throws
+    /// The stored blob of an avatar (by member id) or a custom emoji (by name, aliases followed).
+    func imageBlob(_ kind: WorkspaceImage.Kind, key: String) throws -> FileBlob?
+    /// The stored avatars and emoji, for a reader (the web UI).
+    func storedImages() throws -> StoredImages
+}
+
 /// Every role: one opened archive, whatever its backend.
 package protocol ArchiveStore: SearchIndex, Timelines, Directory, TokenStore, ImportSink, SyncState, Maintenance,
-    FileArchive
+    FileArchive, WorkspaceImages
 {
     var access: Archive.Access { get }
     /// Opening migrated, re-indexed or packed an archive an older version wrote.

@@ -1,0 +1,119 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import SlackIndex
+@testable import SlackIndexServer
+@testable import SlackIndexStore
+
+/// Files an export carries (slackdump's `__uploads/<file id>/<name>` and `<conversation>/attachments/<id>-<name>`)
+/// are stored by the import, with no network, and served and searched like fetched ones.
+@Suite struct ExportUploadsTests {
+    static let plan = "the quetzal merger plan, private\n"
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 9, count: 1200)
+    static let notes = "standard layout notes\n"
+
+    /// The export's files: listings, one message per file, and the files beside them.
+    static let files: [String: Data] = {
+        func message(_ ts: String, _ id: String, _ name: String, _ mimetype: String) -> String {
+            #"[{"type":"message","user":"U1","text":"attached","ts":"\#(ts)","files":[{"id":"\#(id)","name":"\#(name)","mimetype":"\#(mimetype)","mode":"hosted","url_private":"https://files.slack.com/files-pri/T1-\#(id)/x"}]}]"#
+        }
+        return [
+            "users.json": #"[{"id":"U1","name":"ann","team_id":"T1"},{"id":"U2","name":"bo","team_id":"T1"}]"#,
+            "channels.json": #"[{"id":"C1","name":"general","created":"1433558319","members":["U1","U2"]}]"#,
+            "groups.json": #"[{"id":"G1","name":"secret","created":"1433558319","members":["U1"]}]"#,
+            "secret/2024-04-24.json": message("1714000000.000100", "FPRIV", "plan.txt", "text/plain"),
+            "general/2024-04-24.json": message("1714000000.000200", "FPNG", "cat.png", "image/png"),
+            "general/2024-04-25.json": message("1714100000.000100", "FSTD", "notes.txt", "text/plain"),
+            "__uploads/FPRIV/plan.txt": plan,
+            "__uploads/FPNG/cat.png": png,
+            "__uploads/FNOMSG/orphan.txt": "no message carries me",
+            "__uploads/not-an-id/x.txt": "ignored",
+            "general/attachments/FSTD-notes.txt": notes,
+        ].mapValues { value in (value as? String).map { Data($0.utf8) } ?? Data(value as? [UInt8] ?? []) }
+    }()
+
+    static func folderExport() throws -> URL {
+        let root = TestSupport.temporaryDirectory().appendingPathComponent("slackdump-export")
+        for (path, data) in files {
+            let url = root.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        return root
+    }
+
+    static func zipExport() throws -> URL {
+        var zip = ZipWriter()
+        for (path, data) in files.sorted(by: { $0.key < $1.key }) {
+            zip.add(nameBytes: Array(path.utf8), contents: data, utf8Flag: true)
+        }
+        let url = TestSupport.temporaryDirectory().appendingPathComponent("slackdump-export.zip")
+        try zip.data().write(to: url)
+        return url
+    }
+
+    @Test(arguments: ["folder", "zip"])
+    func theImportStoresTheFilesTheExportCarries(kind: String) async throws {
+        let export = kind == "folder" ? try Self.folderExport() : try Self.zipExport()
+        let archive = try TestSupport.makeArchive()
+        let first = try Importer(archive: archive).importExport(at: export.path)
+        var expected = AttachedFilesSummary()
+        expected.found = 3
+        expected.stored = 3
+        expected.unknown = 1
+        expected.bytes = Int64(Self.plan.utf8.count + Self.png.count + Self.notes.utf8.count)
+        #expect(first.attachedFiles == expected)
+        #expect(first.messagesAdded == 3)
+
+        let blobs = try archive.store.fileBlobs()
+        #expect(blobs["FPNG"]?.contentType == "image/png")
+        #expect(blobs["FSTD"]?.contentType == "text/plain; charset=utf-8", "the standard layout's id-name")
+        #expect(blobs["FNOMSG"] == nil)
+
+        // A word only in the attached file finds its message.
+        let hits = try SearchEngine(archive: archive).search("quetzal")
+        #expect(hits.hits.map(\.message.text) == ["attached"] && hits.hits.count == 1)
+
+        // Served like a fetched file: to the private channel's member, 404 to anyone else.
+        let api = SlackAPI(archive: archive)
+        let member = try archive.createToken(userID: "U1").token
+        let outsider = try archive.createToken(userID: "U2").token
+        let router = SlackAPIServer.buildRouter(api: api, ui: WebUI())
+        func get(_ path: String, _ token: String) async throws -> (HTTPResponse.Status, [UInt8]) {
+            try await Application(router: router).test(.router) { client in
+                try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(token)"]) {
+                    ($0.status, Array(buffer: $0.body))
+                }
+            }
+        }
+        let served = try await get("/files/FPRIV", member)
+        #expect(served.0 == .ok && served.1 == Array(Self.plan.utf8))
+        #expect(try await get("/files/FPRIV", outsider).0 == .notFound)
+        #expect(try await get("/files/FPNG", outsider).1 == Self.png)
+
+        // The same import again stores nothing new.
+        let again = try Importer(archive: archive).importExport(at: export.path)
+        #expect(again.attachedFiles?.alreadyThere == 3 && again.attachedFiles?.stored == 0)
+    }
+
+    /// The command says what it stored; an export without files says nothing of them.
+    @Test func theImportCommandReportsTheStoredFiles() throws {
+        let db = TestSupport.temporaryDirectory().appendingPathComponent("a.sqlite").path
+        let run = try CLITests.run(["--db", db, "import", try Self.folderExport().path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains(
+                "  attached:      3 files stored (1.3 KB), 0 already there, 0 not stored, 1 of no message "
+                    + "(from the export's __uploads/, no download)"), "\(run.stdout)")
+        let json = try CLITests.run(["--db", db, "import", try Self.folderExport().path, "--json", "--quiet"])
+        let object = try CLITests.json(Substring(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let attached = try #require(object["attached_files"] as? [String: Any])
+        #expect(attached["already_there"] as? Int == 3 && attached["stored"] as? Int == 0)
+        let plain = try CLITests.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet"])
+        #expect(!plain.stdout.contains("attached:"))
+    }
+}
