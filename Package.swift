@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // The Model Context Protocol's official Swift SDK: `slackindex mcp` (stdio transport, Server API).
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
+        // PostgreSQL's wire protocol for the shared-archive backend (`--db postgresql://…`): the store only.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -37,7 +39,7 @@ let package = Package(
             name: "CSlackTokenizer",
             linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("sqlite3")]
         ),
-        // The store: the only module that imports GRDB or SQLite, and the seam where a second backend can sit.
+        // The store: the only module that imports GRDB, SQLite or PostgresNIO; both backends sit behind its roles.
         // Everything else reaches the archive through `Archive`'s intention-named operations.
         .target(
             name: "SlackIndexStore",
@@ -45,6 +47,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "CSlackTokenizer",
                 "CSlackDeflate",
                 "CSlackBytes",

@@ -592,6 +592,15 @@ int slackindex_register_tokenizer(sqlite3 *db) {
   return si_register_check(db, api);
 }
 
+int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slackindex_token_callback fn) {
+  if (!text || n <= 0) return SQLITE_OK;
+  SiTokenizer *t = si_new();
+  if (!t) return SQLITE_NOMEM;
+  int rc = si_tokenize_impl(t, ctx, text, n, (SiXToken)fn, documents != 0);
+  si_free(t);
+  return rc;
+}
+
 int slackindex_disable_sqlite_memory_statistics(void) {
   return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }

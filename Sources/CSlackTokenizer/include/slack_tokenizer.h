@@ -68,6 +68,21 @@ int slackindex_stem(const char *word, int n, char *out);
  */
 unsigned short slackindex_stroke_base(unsigned int c);
 
+/* Flag of a token at the same position as the one before it (FTS5_TOKEN_COLOCATED): a word's stem token. */
+#define SLACKINDEX_TOKEN_COLOCATED 1
+
+/* Receives one token: flags (0 or SLACKINDEX_TOKEN_COLOCATED), the folded token (not NUL-terminated) and the byte
+ * range of the word in the input. Returns 0 to go on, anything else to stop (slackindex_tokenize returns it). */
+typedef int (*slackindex_token_callback)(void *ctx, int flags, const char *token, int n, int start, int end);
+
+/*
+ * The tokenizer without SQLite: the same tokens the FTS5 index holds for text[0..n) (documents != 0: with the
+ * colocated stem tokens, as a stored message; 0: as a query word), handed to fn in order. Feeds other indexes
+ * the same words (PostgreSQL's tsvector). Thread-safe: every call has its own tokenizer state.
+ * Returns 0, 7 (SQLITE_NOMEM) when the state cannot be allocated, or what fn returned to stop.
+ */
+int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slackindex_token_callback fn);
+
 /*
  * Identifies the token stream this build produces, e.g. "slackindex-1 icu-72.1".
  * The tokens are baked into the FTS5 index: if this string changes (new
