@@ -202,6 +202,27 @@ extension PostgresArchive {
         }
     }
 
+    /// Users after `afterID` in id order (byte order, as SQLite's), at most `limit`.
+    package func usersPage(after afterID: String?, limit: Int) throws -> [ArchivedUser] {
+        let after = afterID ?? ""
+        return try allUsers().filter { after.utf8.lexicographicallyPrecedes($0.user.id.utf8) }
+            .sorted { $0.user.id.utf8.lexicographicallyPrecedes($1.user.id.utf8) }.prefix(max(0, limit))
+            .map { ArchivedUser(user: $0.user, teamID: $0.teamID, timeZone: $0.timeZone) }
+    }
+
+    package func archivedUser(id: String) throws -> ArchivedUser? {
+        try archivedUsers(ids: [id])[id]
+    }
+
+    package func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser] {
+        guard !ids.isEmpty else { return [:] }
+        var out: [String: ArchivedUser] = [:]
+        for user in try allUsers() where ids.contains(user.user.id) {
+            out[user.user.id] = ArchivedUser(user: user.user, teamID: user.teamID, timeZone: user.timeZone)
+        }
+        return out
+    }
+
     package func users(matching name: String) throws -> [User] {
         try allUsers().map(\.user).filter { user in
             user.id == name || Self.sameIgnoringCase(user.handle, name)

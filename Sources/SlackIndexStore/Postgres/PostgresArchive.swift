@@ -97,13 +97,6 @@ extension PostgresArchive {
     package func busiestConversations(limit: Int) throws -> [(Conversation, Int)] { throw unavailable("bench samples") }
     package func busiestChannelNames(limit: Int) throws -> [String] { throw unavailable("bench samples") }
     package func busiestPosterHandles(limit: Int) throws -> [String] { throw unavailable("bench samples") }
-    package func usersPage(after afterID: String?, limit: Int) throws -> [ArchivedUser] {
-        throw unavailable("users.list (serve)")
-    }
-    package func archivedUser(id: String) throws -> ArchivedUser? { throw unavailable("users.info (serve)") }
-    package func archivedUsers(ids: Set<String>) throws -> [String: ArchivedUser] {
-        throw unavailable("user records (serve)")
-    }
     package func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
         throw unavailable("token access (serve)")
     }

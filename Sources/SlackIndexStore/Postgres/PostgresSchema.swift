@@ -126,7 +126,7 @@ enum PostgresSchema {
         var upgraded = false
         try link.transaction {
             // The lock's key: any constant of ours, held until the transaction ends.
-            try link.query("SELECT pg_advisory_xact_lock(5_049_001)")
+            try link.query("SELECT pg_advisory_xact_lock(5049001)")
             let done = Set(try applied(link) ?? [])
             let unknown = done.subtracting(versions.map(\.name))
             guard unknown.isEmpty else {
