@@ -82,9 +82,6 @@ extension PostgresBindings {
 
 // The operations this slice does not have on PostgreSQL yet: each throws one clear error.
 extension PostgresArchive {
-    package func messagesHolding(words: [String]) throws -> [String: Int] {
-        throw unavailable("word counts (did you mean)")
-    }
     package func indexWords(documents: ClosedRange<Int>?, mostFrequentFirst: Bool, limit: Int) throws -> [String] {
         throw unavailable("the index's vocabulary (bench, did you mean)")
     }

@@ -149,6 +149,31 @@ extension PostgresArchive {
         PostgresPreparedSearch(archive: self, search: search)
     }
 
+    /// Counts at most this many messages a word (`messagesHolding`): "did you mean" compares rare words with
+    /// more common ones, and counting every message of a common word would read all its matches.
+    static let wordCountCap = 10_000
+
+    /// How many messages (not deleted) hold each of `words` (index tokens), counted through the GIN index up to
+    /// `wordCountCap`; words no message holds are left out. One round trip for all the words.
+    ///
+    /// - Complexity: O(min(matches, cap)) per word.
+    package func messagesHolding(words: [String]) throws -> [String: Int] {
+        let words = Array(Set(words.filter { !$0.isEmpty }))
+        guard !words.isEmpty else { return [:] }
+        let rows = try link.query(
+            """
+            SELECT w.word, (SELECT count(*) FROM (SELECT 1 FROM message m
+                WHERE m.search @@ w.query::tsquery AND NOT m.is_deleted LIMIT $3) AS held) AS messages
+            FROM unnest($1::text[], $2::text[]) AS w(word, query)
+            """, .of(words, words.map(PostgresTokens.lexeme), Int64(Self.wordCountCap)))
+        var found: [String: Int] = [:]
+        for row in rows {
+            let count = Int(try row.int("messages"))
+            if count > 0 { found[try row.string("word")] = count }
+        }
+        return found
+    }
+
     /// Hits from rows of `messageColumns`, as the SQLite archive's hits read (`MessageRows`): the conversation's
     /// shown name, the author's shown name, and the search text as the plain text.
     func hitMessages(_ rows: [(PostgresRandomAccessRow, Double)]) throws -> [(message: Message, score: Double)] {

@@ -85,26 +85,37 @@ final class PostgresTestServer: Sendable {
         return "postgresql://\(user)@127.0.0.1:\(port)/\(name)"
     }
 
-    /// Runs a PostgreSQL program (as nobody when root); throws with its output when it fails.
+    /// Runs a PostgreSQL program (as nobody when root) and waits for it; throws with its output when it fails.
+    ///
+    /// `posix_spawn` and `waitpid`, not `Process`: `pg_ctl start` leaves the server running, and Foundation's
+    /// `Process.waitUntilExit` was seen to hang after it on Linux. Output goes to a file (a pipe would stay open in
+    /// the server).
     static func run(_ program: String, _ arguments: [String]) throws {
-        let process = Process()
-        if getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", program] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-        }
-        // A folder nobody may enter would make PostgreSQL's programs fail before they start.
-        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServerError("\((program as NSString).lastPathComponent) exited \(process.terminationStatus): \(text)")
+        let log = "/tmp/slackindex-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log"
+        defer { unlink(log) }
+        // In /tmp (`env -C`): a folder nobody may enter would make PostgreSQL's programs fail before they start.
+        let argv =
+            ["/usr/bin/env", "-C", "/tmp"]
+            + (getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [])
+            + [program] + arguments
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw ServerError("cannot start \(argv[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw ServerError("\((program as NSString).lastPathComponent) failed (status \(status)): \(text)")
         }
     }
 
