@@ -168,8 +168,8 @@ struct PostgresContractTests {
         let general = try sqlite.conversation(named: "general")
         let other = try postgres.conversation(named: "general")
         let expected = try sqlite.store.page(
-            conversation: general, direction: .after, from: nil, limit: 10, includeDeleted: true)
-        let got = try postgres.store.page(conversation: other, direction: .after, from: nil, limit: 10, includeDeleted: true)
+            conversation: general, scope: .history, direction: .after, from: nil, limit: 10, includeDeleted: true)
+        let got = try postgres.store.page(conversation: other, scope: .history, direction: .after, from: nil, limit: 10, includeDeleted: true)
         #expect(got.map(Self.shown) == expected.map(Self.shown))
         #expect(got.first?.text == "edited rollout plan")
         for (query, hits) in [("rollout", 1), ("original", 0), ("doomed", 0), ("late", 0), ("stale", 0)] {
