@@ -382,6 +382,10 @@ final class PostgresExportSession: ExportSession {
 /// a stored one is replaced only by a different version (hash) whose edit is not older; a later copy in the same
 /// batch counts against the earlier one.
 struct PostgresBatchPlan {
+    /// Ids past a batch's last preferred id whose holders are read with it: a second's own ids and 63 more
+    /// seconds' (where more than 1,024 messages share a second, SQLite's rule moves on to the next free id).
+    static let idMargin: Int64 = MessageID.perSecond * 64
+
     var counts = WriteCounts()
     var rows: [(index: Int, id: Int64)] = []
 
@@ -402,13 +406,15 @@ struct PostgresBatchPlan {
             stored[Key(conversation: try row.int("conversation_id"), tsKey: try row.int("ts_key"))] =
                 (try row.int("id"), try row.int("hash"), try row.int("edited_key"))
         }
-        // The ids the new messages prefer, and which of them the archive holds.
+        // The ids the new messages prefer, and every id the archive holds from the first second's start to a margin
+        // past the last: one round trip (a batch is whole dates, so the range holds those dates' messages at most).
         let preferred = messages.map { MessageID(preferredFor: $0.tsKey).rawValue }
+        let low = MessageID.second(of: messages.map(\.tsKey).min() ?? 0).lowerBound
+        let high = (preferred.max() ?? 0) + Self.idMargin
         var taken = Set(
-            try link.query("SELECT id FROM message WHERE id = ANY($1)", .of(Array(Set(preferred)))).map {
+            try link.query("SELECT id FROM message WHERE id >= $1 AND id <= $2", .of(low, high)).map {
                 try $0.int("id")
             })
-        var loadedSeconds: Set<Int64> = []
         // The latest version of each key in this batch, by its place in `rows`.
         var place: [Key: Int] = [:]
         for (index, message) in messages.enumerated() {
@@ -431,19 +437,12 @@ struct PostgresBatchPlan {
             var id = preferred[index]
             if taken.contains(id) {
                 let second = MessageID.second(of: message.tsKey)
-                if !loadedSeconds.contains(second.lowerBound) {
-                    loadedSeconds.insert(second.lowerBound)
-                    for row in try link.query(
-                        "SELECT id FROM message WHERE id BETWEEN $1 AND $2",
-                        .of(second.lowerBound, second.upperBound + 1_024 * 4))
-                    {
-                        taken.insert(try row.int("id"))
-                    }
-                }
                 id =
                     (id...second.upperBound).first { !taken.contains($0) }
                     ?? second.first { !taken.contains($0) }
-                    ?? ((second.upperBound + 1)...).prefix(1_024 * 64).first { !taken.contains($0) }
+                    ?? ((second.upperBound + 1)...).prefix(Int(Self.idMargin - MessageID.perSecond)).first {
+                        !taken.contains($0)
+                    }
                     ?? id
                 guard !taken.contains(id) else {
                     throw StoreError.invalidArgument("no free id for ts \(message.ts)")
