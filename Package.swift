@@ -25,6 +25,8 @@ let package = Package(
         // Already in Hummingbird's graph: an in-process server stops through a graceful shutdown, not a task
         // cancel (a cancelled accept loop drops accepted connections and NIO traps in their writers' deinit).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // PostgreSQL's wire protocol for the shared-archive backend (`--db postgresql://…`): the store only.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -40,7 +42,7 @@ let package = Package(
             name: "CSlackTokenizer",
             linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("sqlite3")]
         ),
-        // The store: the only module that imports GRDB or SQLite, and the seam where a second backend can sit.
+        // The store: the only module that imports GRDB, SQLite or PostgresNIO; both backends sit behind its roles.
         // Everything else reaches the archive through `Archive`'s intention-named operations.
         .target(
             name: "SlackIndexStore",
@@ -48,6 +50,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "CSlackTokenizer",
                 "CSlackDeflate",
                 "CSlackBytes",

@@ -3,8 +3,9 @@ import Foundation
 /// An opened archive: the one place that picks a backend for a location, and the library's handle on it.
 ///
 /// Code above the store reaches the archive through its roles (`store`, an `ArchiveStore`: search index,
-/// timelines, directory, tokens, import sink, sync state, maintenance), never through a backend's type. Today every
-/// location is an SQLite file (`SQLiteArchive`).
+/// timelines, directory, tokens, import sink, sync state, maintenance), never through a backend's type. A
+/// `postgresql://` (or `postgres://`) URL opens a PostgreSQL database (`PostgresArchive`); any other location is an
+/// SQLite file (`SQLiteArchive`).
 public final class Archive: Sendable {
     /// The backend, as the roles it plays.
     package let store: any ArchiveStore
@@ -25,7 +26,22 @@ public final class Archive: Sendable {
     ///   migrated it; for `.readOnly`, `.noArchive` when nothing is at `path` and `.needsUpgrade` when the archive
     ///   needs a migration.
     public init(path: String, access: Access = .readWrite) throws {
-        store = try SQLiteArchive(path: path, access: access)
+        if Archive.isDatabaseServer(path) {
+            store = try PostgresArchive(location: path, access: access)
+        } else {
+            store = try SQLiteArchive(path: path, access: access)
+        }
+    }
+
+    /// Whether `location` names a database server (a `postgresql://` or `postgres://` URL) rather than a file: the
+    /// file system has nothing to say about it (no folder to create, no file to remove).
+    public static func isDatabaseServer(_ location: String) -> Bool {
+        PostgresLocation.isDatabaseURL(location)
+    }
+
+    /// `location` as it may be shown to people: a database URL without its password; a path unchanged.
+    public static func shownLocation(_ location: String) -> String {
+        PostgresLocation.redacted(location)
     }
 
     /// An archive over a backend that is already open (tests, a second backend's contract tests).

@@ -23,10 +23,13 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case damaged(path: String, reason: String)
     /// Any other failure SQLite reported for the archive, in its words after ours.
     case databaseFailed(path: String, reason: String)
+    /// An operation the archive's backend does not have yet (PostgreSQL: docs/postgresql.md).
+    case notOnPostgreSQL(operation: String, path: String)
 
     /// `error` told in the store's words when it is any of SQLite's errors, else nil: a command's last resort,
     /// so that no raw SQLite error reaches the user (issue 47).
     package static func told(_ error: any Error, path: String) -> StoreError? {
+        let path = PostgresLocation.redacted(path)
         if let failure = writeFailure(error, path: path) { return failure }
         guard let error = error as? DatabaseError else { return nil }
         let reason = error.message ?? "\(error.resultCode)"
@@ -58,7 +61,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason):
-            "Could not open the archive at \(path): \(reason). Check the path and that you may write there."
+            PostgresLocation.isDatabaseURL(path)
+                ? "Could not open the archive at \(path): \(reason). Check that the server runs, the database "
+                    + "exists and the user may connect (a password from the URL or PGPASSWORD)."
+                : "Could not open the archive at \(path): \(reason). Check the path and that you may write there."
         case .noArchive(let path):
             "There is no archive at \(path). Import an export first (slackindex import EXPORT.zip), or pass --db "
                 + "or $SLACKINDEX_DB to use another archive."
@@ -93,8 +99,13 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             "The archive \(path) is damaged (SQLite: \(reason)). Run `slackindex check` to see what; "
                 + "`slackindex check --repair` and the same import again rebuild what can be rebuilt."
         case .databaseFailed(let path, let reason):
-            "The archive \(path) could not be used (SQLite: \(reason)). Run `slackindex check` to see whether "
-                + "it is damaged."
+            PostgresLocation.isDatabaseURL(path)
+                ? "The archive \(path) could not be used (PostgreSQL: \(reason))."
+                : "The archive \(path) could not be used (SQLite: \(reason)). Run `slackindex check` to see whether "
+                    + "it is damaged."
+        case .notOnPostgreSQL(let operation, let path):
+            "Not available on PostgreSQL yet: \(operation) (archive \(path)). Use an SQLite archive for it; "
+                + "docs/postgresql.md lists what works."
         }
     }
 }

@@ -24,6 +24,9 @@ struct CommandError: Error, CustomStringConvertible {
     /// `error` with what to do about it on the command line, or `error` itself when there is nothing to add.
     static func explained(_ error: any Error) -> any Error {
         switch error {
+        case StoreError.cannotOpen(let path, _) where Archive.isDatabaseServer(path):
+            // The store's words already name the server and database (never the password) and what to check.
+            CommandError(description: "\(error) (--db or SLACKINDEX_DB)")
         case StoreError.cannotOpen(let path, let reason):
             CommandError(
                 description: "Could not open the archive at \(path): \(reason). Check the path (--db or "

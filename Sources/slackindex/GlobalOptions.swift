@@ -7,7 +7,8 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The archive database (default: $SLACKINDEX_DB, else $XDG_DATA_HOME/slackindex/archive.sqlite).",
+            "The archive: an SQLite file, or postgresql://USER@HOST:PORT/DB (default: $SLACKINDEX_DB, else "
+                + "$XDG_DATA_HOME/slackindex/archive.sqlite).",
             valueName: "path"))
     var db: String?
 
@@ -40,7 +41,9 @@ struct GlobalOptions: ParsableArguments {
     /// Opens an archive that must already exist, read-write: for commands that write to what an import made
     /// (`serve`, `token`) and must not leave an empty archive behind when pointed at the wrong path.
     func openExistingArchive(vacuumHint: Bool = true) throws -> Archive {
-        guard FileManager.default.fileExists(atPath: databasePath) else { throw StoreError.noArchive(path: databasePath) }
+        guard Archive.isDatabaseServer(databasePath) || FileManager.default.fileExists(atPath: databasePath) else {
+            throw StoreError.noArchive(path: databasePath)
+        }
         return try openArchive(vacuumHint: vacuumHint)
     }
 }

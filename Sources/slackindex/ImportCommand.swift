@@ -58,13 +58,16 @@ struct ImportCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let path = global.databasePath
+        let location = global.databasePath
+        // Shown without a database URL's password.
+        let path = Archive.shownLocation(location)
         // Nothing usable: said without opening (or creating) the archive.
         if let refused = Importer.refusedSources(paths) {
             return try report(refused, database: path, nothingImported: true)
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let isFirstImport = !FileManager.default.fileExists(atPath: path)
+        // A database server's archive is never a file to take away.
+        let isFirstImport = !Archive.isDatabaseServer(location) && !FileManager.default.fileExists(atPath: path)
         let hadFolder = FileManager.default.fileExists(atPath: folder)
         // The archive is closed when `importAll` returns, so a failed first import can take its files away.
         let summary = try importAll()

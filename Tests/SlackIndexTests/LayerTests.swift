@@ -27,8 +27,11 @@ import Testing
         let files = try Self.sources()
         #expect(files.count > 50, "the walk found the sources")
         #expect(files.contains { $0.target == "SlackIndexStore" && $0.text.contains("import GRDB\n") })
+        #expect(files.contains { $0.target == "SlackIndexStore" && $0.text.contains("import PostgresNIO\n") })
         for file in files where file.target != "SlackIndexStore" {
-            for module in ["import GRDB", "import GRDBSQLite", "import SQLite3", "import CSlackTokenizer"] {
+            for module in [
+                "import GRDB", "import GRDBSQLite", "import SQLite3", "import CSlackTokenizer", "import PostgresNIO",
+            ] {
                 #expect(!file.text.contains(module + "\n"), "\(file.path) has \(module)")
             }
         }
@@ -44,23 +47,27 @@ import Testing
     }
 
     /// Above the store, code holds the archive's roles (`ArchiveStore`, `SearchIndex`, …), never a backend: the
-    /// SQLite types are named only inside the store, and only `Archive.init` (the one factory) opens one.
+    /// SQLite and PostgreSQL types are named only inside the store, and only `Archive.init` (the one factory) opens
+    /// one.
     @Test func backendsAreNamedOnlyByTheFactory() throws {
         let files = try Self.sources()
         let backendTypes = try Self.backendTypes(in: files)
         #expect(backendTypes.contains("SQLiteArchive") && backendTypes.contains("SQLitePreparedSearch"))
+        #expect(backendTypes.contains("PostgresArchive") && backendTypes.contains("PostgresPreparedSearch"))
         for file in files where file.target != "SlackIndexStore" {
             for name in backendTypes {
                 #expect(!file.text.contains(name), "\(file.path) names the backend type \(name)")
             }
         }
-        let opening = files.filter { $0.text.contains("SQLiteArchive(path:") }.map(\.path)
-        #expect(opening.count == 1 && opening[0].hasSuffix("Sources/SlackIndexStore/Archive.swift"), "\(opening)")
+        for opener in ["SQLiteArchive(path:", "PostgresArchive(location:"] {
+            let opening = files.filter { $0.text.contains(opener) }.map(\.path)
+            #expect(opening.count == 1 && opening[0].hasSuffix("Sources/SlackIndexStore/Archive.swift"), "\(opening)")
+        }
     }
 
-    /// The types the store declares with an `SQLite` prefix (the SQLite backend's own).
+    /// The types the store declares with an `SQLite` or `Postgres` prefix (the backends' own).
     static func backendTypes(in files: [(target: String, path: String, text: String)]) throws -> Set<String> {
-        let declaration = try Regex(#"(?:class|struct|enum|protocol|actor) (SQLite[A-Za-z]+)"#)
+        let declaration = try Regex(#"(?:class|struct|enum|protocol|actor) ((?:SQLite|Postgres)[A-Za-z]+)"#)
         var names: Set<String> = []
         for file in files where file.target == "SlackIndexStore" {
             for match in file.text.matches(of: declaration) {

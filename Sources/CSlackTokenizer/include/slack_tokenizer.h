@@ -49,15 +49,6 @@ int slackindex_register_tokenizer(sqlite3 *db);
  */
 int slackindex_disable_sqlite_memory_statistics(void);
 
-/*
- * Tokenizes text[0..n) as the index does a document and calls token(ctx, colocated, bytes, length, start, end) for
- * each folded token with its byte range in text; with stems, a word's English stem token (SLACKINDEX_STEM_MARKER +
- * stem) follows it with colocated = 1 and the same range. A non-zero return from token stops and is returned.
- * Returns 0, or SQLITE_NOMEM (7). For code that must see exactly the index's tokens (snippets). Thread-safe.
- */
-int slackindex_tokenize(const char *text, int n, int stems, void *ctx,
-                        int (*token)(void *ctx, int colocated, const char *bytes, int length, int start, int end));
-
 /* First byte of a stem token (a byte no word can hold: it separates words). */
 #define SLACKINDEX_STEM_MARKER '\x01'
 
@@ -69,6 +60,22 @@ int slackindex_tokenize(const char *text, int n, int stems, void *ctx,
  * Pure and thread-safe. (english_stemmer.c)
  */
 int slackindex_stem(const char *word, int n, char *out);
+
+/*
+/* Flag of a token at the same position as the one before it (FTS5_TOKEN_COLOCATED): a word's stem token. */
+#define SLACKINDEX_TOKEN_COLOCATED 1
+
+/* Receives one token: flags (0 or SLACKINDEX_TOKEN_COLOCATED), the folded token (not NUL-terminated) and the byte
+ * range of the word in the input. Returns 0 to go on, anything else to stop (slackindex_tokenize returns it). */
+typedef int (*slackindex_token_callback)(void *ctx, int flags, const char *token, int n, int start, int end);
+
+/*
+ * The tokenizer without SQLite: the same tokens the FTS5 index holds for text[0..n) (documents != 0: with the
+ * colocated stem tokens, as a stored message; 0: as a query word), handed to fn in order. Feeds other indexes
+ * the same words (PostgreSQL's tsvector). Thread-safe: every call has its own tokenizer state.
+ * Returns 0, 7 (SQLITE_NOMEM) when the state cannot be allocated, or what fn returned to stop.
+ */
+int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slackindex_token_callback fn);
 
 /*
  * Identifies the token stream this build produces, e.g. "slackindex-1 icu-72.1".

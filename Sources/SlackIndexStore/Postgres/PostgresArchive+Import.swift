@@ -1,0 +1,571 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// Export imports into PostgreSQL: listings in one transaction, then the reader pipeline's batches through COPY.
+extension PostgresArchive {
+    /// Stores an export's workspace, users and conversations in one transaction.
+    ///
+    /// - Complexity: O(users + conversations) rows read and compared, the changed ones written.
+    package func storeExportListings(
+        teamID: String, users: [UserInput], conversations: [ConversationInput]
+    ) throws -> ExportListingsResult {
+        try reportingFailure {
+            try link.transaction {
+                var result = ExportListingsResult(teamID: teamID)
+                let workspaceID = try upsertWorkspace(teamID: teamID, domain: nil)
+                (result.usersAdded, result.usersUpdated) = try upsertUsers(users)
+                for input in conversations {
+                    let (rowID, outcome) = try upsertConversation(input, workspaceID: workspaceID)
+                    if let folder = input.folder { result.rowIDsByFolder[folder] = rowID }
+                    switch outcome {
+                    case .added: result.conversationsAdded += 1
+                    case .updated: result.conversationsUpdated += 1
+                    case .unchanged: result.conversationsUnchanged += 1
+                    }
+                }
+                let ids = Array(Set(result.rowIDsByFolder.values))
+                result.preexisting = Set(
+                    try link.query(
+                        "SELECT DISTINCT conversation_id FROM message WHERE conversation_id = ANY($1)", .of(ids)
+                    ).map { try $0.int("conversation_id") })
+                return result
+            }
+        }
+    }
+
+    /// The workspace's row id, created if missing; a known domain is recorded.
+    func upsertWorkspace(teamID: String, domain: String?) throws -> Int64 {
+        var binds = PostgresBindings.of(teamID)
+        binds.append(domain)
+        let rows = try link.query(
+            """
+            INSERT INTO workspace (team_id, domain) VALUES ($1, $2)
+            ON CONFLICT (team_id) DO UPDATE SET domain = coalesce(excluded.domain, workspace.domain)
+            RETURNING id
+            """, binds)
+        return try rows.first?.int("id") ?? 0
+    }
+
+    /// Inserts or updates members as `SQLiteArchive.upsertUsers` does: a real record replaces a placeholder, a
+    /// placeholder never replaces anyone. Returns (added, updated) real members.
+    func upsertUsers(_ users: [UserInput]) throws -> (added: Int, updated: Int) {
+        let existing = Dictionary(
+            try allUsers().map { ($0.user.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let placeholders = users.filter(\.isPlaceholder).map {
+            User(
+                id: $0.id, handle: $0.handle, realName: $0.realName, displayName: $0.displayName, isBot: $0.isBot,
+                isPlaceholder: true)
+        }
+        _ = try insertPlaceholders(placeholders)
+        var added = 0
+        var updated = 0
+        for user in users where !user.isPlaceholder {
+            if let known = existing[user.id] {
+                let names: [String?] = [
+                    known.user.handle, known.user.realName, known.user.displayName, known.timeZone, known.teamID,
+                ]
+                let flags = [known.user.isBot, known.user.isDeleted, known.user.isPlaceholder]
+                let same =
+                    names == [user.handle, user.realName, user.displayName, user.timeZone, user.teamID]
+                    && flags == [user.isBot, user.isDeleted, false]
+                if same { continue }
+                updated += 1
+            } else {
+                added += 1
+            }
+            var binds = PostgresBindings.of(user.id)
+            binds.append(user.teamID)
+            binds.append(user.handle)
+            binds.append(user.realName)
+            binds.append(user.displayName)
+            binds.append(user.isBot)
+            binds.append(user.isDeleted)
+            binds.append(user.timeZone)
+            try link.query(
+                """
+                INSERT INTO slack_user (id, team_id, handle, real_name, display_name, is_bot, is_deleted,
+                    is_placeholder, time_zone)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, false, $8)
+                ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, handle = excluded.handle,
+                    real_name = excluded.real_name, display_name = excluded.display_name, is_bot = excluded.is_bot,
+                    is_deleted = excluded.is_deleted, is_placeholder = false, time_zone = excluded.time_zone
+                """, binds)
+        }
+        return (added, updated)
+    }
+
+    /// Records users seen only in messages, never replacing a member; returns how many were new.
+    func insertPlaceholders(_ users: [User]) throws -> Int {
+        guard !users.isEmpty else { return 0 }
+        var binds = PostgresBindings.of(users.map(\.id), users.map(\.handle))
+        binds.append(users.map { $0.realName ?? "" })
+        binds.append(users.map { $0.displayName ?? "" })
+        binds.append(users.map(\.isBot))
+        return try link.query(
+            """
+            INSERT INTO slack_user (id, handle, real_name, display_name, is_bot, is_placeholder)
+            SELECT id, handle, nullif(real_name, ''), nullif(display_name, ''), is_bot, true
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
+                AS u(id, handle, real_name, display_name, is_bot)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+            """, binds
+        ).count
+    }
+
+    /// Inserts or updates a conversation keyed on its Slack id; returns its row id and what happened.
+    func upsertConversation(_ c: ConversationInput, workspaceID: Int64?) throws -> (rowID: Int64, outcome: UpsertOutcome) {
+        let members = JSONText.array(c.members)
+        let rows = try link.query(
+            """
+            SELECT id, kind, name, folder, created, topic, purpose, is_archived, members, workspace_id
+            FROM conversation WHERE slack_id = $1
+            """, .of(c.slackID))
+        var binds = PostgresBindings.of(c.kind.rawValue, c.name)
+        binds.append(c.folder)
+        binds.append(c.created)
+        binds.append(c.topic)
+        binds.append(c.purpose)
+        binds.append(c.isArchived)
+        binds.append(members)
+        binds.append(workspaceID)
+        if let row = rows.first {
+            let rowID = try row.int("id")
+            let strings = [
+                try row.optionalString("kind"), try row.optionalString("name"), try row.optionalString("folder"),
+                try row.optionalString("topic"), try row.optionalString("purpose"), try row.optionalString("members"),
+            ]
+            let created = try row.optionalInt("created")
+            let archived = try row.bool("is_archived")
+            let workspace = try row.optionalInt("workspace_id")
+            let same =
+                strings == [c.kind.rawValue, c.name, c.folder, c.topic, c.purpose, members]
+                && created == c.created && archived == c.isArchived
+                && (workspaceID == nil || workspace == workspaceID)
+            if same { return (rowID, .unchanged) }
+            binds.append(rowID)
+            try link.query(
+                """
+                UPDATE conversation SET kind = $1, name = $2, folder = coalesce($3, folder),
+                    created = coalesce($4, created), topic = $5, purpose = $6, is_archived = $7, members = $8,
+                    workspace_id = coalesce($9, workspace_id)
+                WHERE id = $10
+                """, binds)
+            return (rowID, .updated)
+        }
+        binds.append(c.slackID)
+        let inserted = try link.query(
+            """
+            INSERT INTO conversation (kind, name, folder, created, topic, purpose, is_archived, members, workspace_id,
+                slack_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            RETURNING id
+            """, binds)
+        return (try inserted.first?.int("id") ?? 0, .added)
+    }
+
+    /// Runs a bulk import: `body` hands the session batch after batch; each batch goes to the server through
+    /// COPY into a temporary table, then one `INSERT … ON CONFLICT` upserts it on (conversation, ts). Transactions
+    /// hold `commitMessages` messages; committed ones stay when a later write fails (the import is idempotent and
+    /// completes by running again). When `body` returns: the workspace's domain, pending deletions, reply counts.
+    ///
+    /// - Throws: what `body` throws; a failed write as `BulkImportFailure` with what was committed.
+    package func bulkImport(
+        _ listings: ExportListingsResult, commitMessages: Int, _ body: (any ExportSession) throws -> Void
+    ) throws {
+        let session = PostgresExportSession(archive: self, commitMessages: commitMessages)
+        do {
+            try body(session)
+            try session.commitIfOpen()
+        } catch {
+            session.rollbackIfOpen()
+            if let failure = writeFailure(from: error, committed: session.committed) { throw failure }
+            throw error
+        }
+        let touched = Array(Set(listings.rowIDsByFolder.values))
+        try reportingFailure(committed: session.committed) {
+            try link.transaction {
+                if let domain = session.workspaceDomain {
+                    _ = try upsertWorkspace(teamID: listings.teamID, domain: domain)
+                }
+                try applyPendingDeletions()
+                try refreshReplyCounts(conversations: touched)
+            }
+        }
+    }
+
+    /// Marks deleted the messages whose deletion arrived before them.
+    func applyPendingDeletions() throws {
+        try link.query(
+            """
+            WITH arrived AS (
+                UPDATE message m SET is_deleted = true FROM pending_deletion p
+                WHERE m.conversation_id = p.conversation_id AND m.ts_key = p.ts_key
+                RETURNING m.conversation_id, m.ts_key
+            )
+            DELETE FROM pending_deletion p USING arrived a
+            WHERE p.conversation_id = a.conversation_id AND p.ts_key = a.ts_key
+            """)
+    }
+
+    /// Brings thread parents' reply counts up to the replies held (never down: an export's count may include
+    /// replies not archived), as `SQLiteArchive.refreshReplyCounts`.
+    ///
+    /// - Complexity: O(replies of these conversations).
+    func refreshReplyCounts(conversations: [Int64]) throws {
+        guard !conversations.isEmpty else { return }
+        let parent = MessageFlags.threadParent.rawValue
+        try link.query(
+            """
+            UPDATE message p SET reply_count = r.replies, flags = p.flags | \(parent)
+            FROM (
+                SELECT conversation_id, thread_key, count(*) AS replies FROM message
+                WHERE conversation_id = ANY($1) AND thread_key IS NOT NULL AND thread_key <> ts_key AND NOT is_deleted
+                GROUP BY conversation_id, thread_key
+            ) r
+            WHERE p.conversation_id = r.conversation_id AND p.ts_key = r.thread_key AND p.reply_count < r.replies
+                AND p.conversation_id = ANY($1)
+            """, .of(conversations))
+    }
+
+    /// `error` as a `BulkImportFailure` when it is a failed write to the server (a connection lost, a full disk on
+    /// the server, a constraint), with what was committed; nil for other errors.
+    func writeFailure(from error: any Error, committed: WriteCounts) -> BulkImportFailure? {
+        if let failure = error as? BulkImportFailure { return failure }
+        let reason: String
+        switch error {
+        case StoreError.databaseFailed(_, let why): reason = why
+        case let error as PSQLError: reason = PostgresLink.reason(error)
+        default: return nil
+        }
+        // SQLSTATE 53100: disk_full on the server.
+        return BulkImportFailure(
+            committed: committed, path: path, isDiskFull: reason.contains("SQLSTATE 53100"), freeBytes: nil,
+            reason: reason)
+    }
+
+    package func writeFailure(from error: any Error) -> BulkImportFailure? {
+        writeFailure(from: error, committed: WriteCounts())
+    }
+
+    package func reportingFailure<T>(committed: WriteCounts, _ write: () throws -> T) throws -> T {
+        do {
+            return try write()
+        } catch {
+            if let failure = writeFailure(from: error, committed: committed) { throw failure }
+            throw error
+        }
+    }
+}
+
+/// The writer side of a PostgreSQL bulk import, valid only inside `PostgresArchive.bulkImport`'s body.
+///
+/// Not `Sendable`: it holds the link's transaction, on the thread that runs the body.
+final class PostgresExportSession: ExportSession {
+    private let archive: PostgresArchive
+    private var link: PostgresLink { archive.link }
+    private let commitMessages: Int
+    private var inTransaction = false
+    private var pending = 0
+    private var uncommitted = WriteCounts()
+    private var uncommittedIDs: [Int64] = []
+    private(set) var committed = WriteCounts()
+    private var domain: String?
+
+    init(archive: PostgresArchive, commitMessages: Int) {
+        self.archive = archive
+        self.commitMessages = max(1, commitMessages)
+    }
+
+    var workspaceDomain: String? {
+        get { domain }
+        set { domain = domain ?? newValue }
+    }
+
+    /// The columns COPY fills, in `PostgresCopyRows` order.
+    static let columns = [
+        "conversation_id", "ts_key", "id", "ts", "user_id", "username", "subtype", "thread_ts", "thread_key",
+        "reply_count", "edited_ts", "edited_key", "flags", "text", "search_text", "search_extra", "raw", "hash",
+        "reactions", "files", "search",
+    ]
+
+    /// Writes one batch: placeholders, messages upserted on (conversation, ts) where new or newer, deletions.
+    /// Commits when the open transaction holds `commitMessages` messages and the batch is not a part with more
+    /// to come (`ImportBatch.continues`).
+    ///
+    /// - Complexity: three round trips and one COPY per batch, plus one per collision second (rare).
+    func write(_ batch: ImportBatch) throws -> BatchWriteResult {
+        var result = BatchWriteResult()
+        if !inTransaction {
+            try link.begin()
+            inTransaction = true
+            try link.execute(
+                """
+                CREATE TEMPORARY TABLE IF NOT EXISTS message_load (LIKE message INCLUDING DEFAULTS)
+                    ON COMMIT DELETE ROWS
+                """)
+        }
+        result.counts.placeholders = try archive.insertPlaceholders(batch.placeholders)
+        let plan = try PostgresBatchPlan(batch.messages, link: link)
+        result.counts.add(plan.counts)
+        if !plan.rows.isEmpty {
+            let start = ContinuousClock.now
+            var text = ByteBufferAllocator().buffer(capacity: plan.rows.count * 2_048)
+            var raws = PostgresRawReader(blocks: batch.rawBlocks)
+            for (index, id) in plan.rows {
+                try PostgresCopyRows.append(batch.messages[index], id: id, raw: raws.json(of: batch.messages[index]), to: &text)
+            }
+            try link.copy(into: "message_load", columns: Self.columns, text: text)
+            let assignments = Self.columns.filter { !["conversation_id", "ts_key", "id"].contains($0) }
+                .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            let written = try link.query(
+                """
+                INSERT INTO message (\(Self.columns.joined(separator: ", ")))
+                SELECT \(Self.columns.joined(separator: ", ")) FROM message_load
+                ON CONFLICT (conversation_id, ts_key) DO UPDATE SET \(assignments)
+                WHERE excluded.edited_key >= message.edited_key AND excluded.hash <> message.hash
+                RETURNING id
+                """)
+            try link.execute("TRUNCATE message_load")
+            uncommittedIDs += try written.map { try $0.int("id") }
+            result.indexSeconds = start.duration(to: .now).seconds
+        }
+        uncommitted.add(result.counts)
+        if !batch.deletions.isEmpty {
+            try link.query(
+                """
+                WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS d(conversation_id, ts_key)),
+                marked AS (
+                    UPDATE message m SET is_deleted = true FROM d
+                    WHERE m.conversation_id = d.conversation_id AND m.ts_key = d.ts_key
+                    RETURNING m.conversation_id, m.ts_key
+                )
+                INSERT INTO pending_deletion (conversation_id, ts_key)
+                SELECT d.conversation_id, d.ts_key FROM d
+                WHERE NOT EXISTS (SELECT 1 FROM marked WHERE marked.conversation_id = d.conversation_id
+                    AND marked.ts_key = d.ts_key)
+                ON CONFLICT DO NOTHING
+                """, .of(batch.deletions.map(\.conversationRowID), batch.deletions.map(\.tsKey)))
+        }
+        pending += batch.messages.count + batch.deletions.count
+        if pending >= commitMessages && !batch.continues { try commitIfOpen() }
+        return result
+    }
+
+    /// Commits the open transaction, if any.
+    func commitIfOpen() throws {
+        guard inTransaction else { return }
+        try link.commit()
+        inTransaction = false
+        pending = 0
+        committed.add(uncommitted)
+        uncommitted = WriteCounts()
+        archive.notifyChanges(uncommittedIDs)
+        uncommittedIDs = []
+    }
+
+    func rollbackIfOpen() {
+        guard inTransaction else { return }
+        link.rollback()
+        inTransaction = false
+        uncommitted = WriteCounts()
+        uncommittedIDs = []
+    }
+}
+
+/// What one batch writes: each message's outcome against the archive and the batch before it, and the rows to
+/// send (batch index, row id) for the added and updated ones.
+///
+/// The same rules as `MessageWriter.upsert`: a message new on (conversation, ts) is added with the id
+/// `MessageID` prefers, or the next free one of its second (then after it) when another message holds that id;
+/// a stored one is replaced only by a different version (hash) whose edit is not older; a later copy in the same
+/// batch counts against the earlier one.
+struct PostgresBatchPlan {
+    /// Ids past a batch's last preferred id whose holders are read with it: a second's own ids and 63 more
+    /// seconds' (where more than 1,024 messages share a second, SQLite's rule moves on to the next free id).
+    static let idMargin: Int64 = MessageID.perSecond * 64
+
+    var counts = WriteCounts()
+    var rows: [(index: Int, id: Int64)] = []
+
+    init(_ messages: [PreparedMessage], link: PostgresLink) throws {
+        guard !messages.isEmpty else { return }
+        struct Key: Hashable {
+            var conversation: Int64
+            var tsKey: Int64
+        }
+        var stored: [Key: (id: Int64, hash: Int64, editedKey: Int64)] = [:]
+        for row in try link.query(
+            """
+            SELECT m.conversation_id, m.ts_key, m.id, m.hash, m.edited_key
+            FROM message m JOIN unnest($1::bigint[], $2::bigint[]) AS b(conversation_id, ts_key)
+                ON m.conversation_id = b.conversation_id AND m.ts_key = b.ts_key
+            """, .of(messages.map(\.conversationRowID), messages.map(\.tsKey)))
+        {
+            stored[Key(conversation: try row.int("conversation_id"), tsKey: try row.int("ts_key"))] =
+                (try row.int("id"), try row.int("hash"), try row.int("edited_key"))
+        }
+        // The ids the new messages prefer, and every id the archive holds from the first second's start to a margin
+        // past the last: one round trip (a batch is whole dates, so the range holds those dates' messages at most).
+        let preferred = messages.map { MessageID(preferredFor: $0.tsKey).rawValue }
+        let low = MessageID.second(of: messages.map(\.tsKey).min() ?? 0).lowerBound
+        let high = (preferred.max() ?? 0) + Self.idMargin
+        var taken = Set(
+            try link.query("SELECT id FROM message WHERE id >= $1 AND id <= $2", .of(low, high)).map {
+                try $0.int("id")
+            })
+        // The latest version of each key in this batch, by its place in `rows`.
+        var place: [Key: Int] = [:]
+        for (index, message) in messages.enumerated() {
+            let key = Key(conversation: message.conversationRowID, tsKey: message.tsKey)
+            if let current = stored[key] {
+                if current.hash == message.hash || message.editedKey < current.editedKey {
+                    counts.count(.unchanged)
+                    continue
+                }
+                counts.count(.updated)
+                stored[key] = (current.id, message.hash, message.editedKey)
+                if let at = place[key] {
+                    rows[at] = (index, current.id)
+                } else {
+                    place[key] = rows.count
+                    rows.append((index, current.id))
+                }
+                continue
+            }
+            var id = preferred[index]
+            if taken.contains(id) {
+                let second = MessageID.second(of: message.tsKey)
+                id =
+                    (id...second.upperBound).first { !taken.contains($0) }
+                    ?? second.first { !taken.contains($0) }
+                    ?? ((second.upperBound + 1)...).prefix(Int(Self.idMargin - MessageID.perSecond)).first {
+                        !taken.contains($0)
+                    }
+                    ?? id
+                guard !taken.contains(id) else {
+                    throw StoreError.invalidArgument("no free id for ts \(message.ts)")
+                }
+            }
+            taken.insert(id)
+            counts.count(.added)
+            stored[key] = (id, message.hash, message.editedKey)
+            place[key] = rows.count
+            rows.append((index, id))
+        }
+    }
+}
+
+/// A batch's messages' JSON: inline, or read back from the batch's packed blocks (`RawBlocks`), each block
+/// inflated once.
+struct PostgresRawReader {
+    let blocks: [[UInt8]]
+    private var inflated: [Int: RawBlocks.Inflated] = [:]
+
+    init(blocks: [[UInt8]]) { self.blocks = blocks }
+
+    mutating func json(of m: PreparedMessage) throws -> String {
+        guard let location = m.rawLocation else { return m.raw }
+        let fields = RepeatedFields(text: m.text, ts: m.ts, userID: m.userID, threadTS: m.threadTS)
+        if inflated[location.block] == nil, blocks.indices.contains(location.block) {
+            inflated[location.block] = RawBlocks.inflate(blocks[location.block])
+        }
+        guard let block = inflated[location.block], let json = RawBlocks.slice(block, location, fields: fields) else {
+            throw PackingError(ts: m.ts, block: location.block)
+        }
+        return json
+    }
+}
+
+/// Rows in PostgreSQL's COPY text format.
+enum PostgresCopyRows {
+    /// Appends one message row in `PostgresExportSession.columns` order.
+    static func append(_ m: PreparedMessage, id: Int64, raw: String, to out: inout ByteBuffer) throws {
+        func field(_ value: String?) {
+            guard let value else {
+                out.writeStaticString("\\N")
+                return
+            }
+            escape(value, to: &out)
+        }
+        func number(_ value: Int64?) {
+            guard let value else {
+                out.writeStaticString("\\N")
+                return
+            }
+            out.writeString(String(value))
+        }
+        func tab() { out.writeInteger(UInt8(ascii: "\t")) }
+        number(m.conversationRowID); tab()
+        number(m.tsKey); tab()
+        number(id); tab()
+        field(m.ts); tab()
+        field(m.userID); tab()
+        field(m.username); tab()
+        field(m.subtype); tab()
+        field(m.threadTS); tab()
+        number(m.threadKey); tab()
+        number(m.replyCount); tab()
+        field(m.editedTS); tab()
+        number(m.editedKey); tab()
+        number(m.flags); tab()
+        field(m.text); tab()
+        field(SearchTextColumn.stored(m.searchText, text: m.text)); tab()
+        field(m.searchExtra); tab()
+        field(raw); tab()
+        number(m.hash); tab()
+        field(reactions(m.reactions)); tab()
+        field(try files(m.files)); tab()
+        field(PostgresTokens.vector(text: m.searchText, extra: m.searchExtra))
+        out.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    /// The reactions as the `jsonb` `details(of:)` reads (`StoredReaction`), nil without any.
+    static func reactions(_ reactions: [PreparedReaction]) -> String? {
+        guard !reactions.isEmpty else { return nil }
+        var out = "["
+        for (index, reaction) in reactions.enumerated() {
+            if index > 0 { out += "," }
+            out += "{\"name\":"
+            JSONText.appendQuoted(reaction.name, to: &out)
+            out += ",\"count\":\(reaction.count),\"users\":\(reaction.usersJSON)}"
+        }
+        return out + "]"
+    }
+
+    /// The files as the `jsonb` `details(of:)` reads (`StoredFile`), nil without any.
+    static func files(_ files: [PreparedFile]) throws -> String? {
+        guard !files.isEmpty else { return nil }
+        let stored = files.map {
+            StoredFile(
+                id: $0.id, name: $0.name, title: $0.title, mimetype: $0.mimetype, size: $0.size, mode: $0.mode,
+                urlPrivate: $0.urlPrivate, permalink: $0.permalink)
+        }
+        return String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
+    }
+
+    /// COPY text escaping: backslash, tab, newline and carriage return escaped; NUL (which PostgreSQL text cannot
+    /// hold) dropped.
+    static func escape(_ value: String, to out: inout ByteBuffer) {
+        var value = value
+        value.withUTF8 { bytes in
+            var start = 0
+            for (index, byte) in bytes.enumerated() {
+                let replacement: StaticString
+                switch byte {
+                case UInt8(ascii: "\\"): replacement = "\\\\"
+                case UInt8(ascii: "\t"): replacement = "\\t"
+                case UInt8(ascii: "\n"): replacement = "\\n"
+                case UInt8(ascii: "\r"): replacement = "\\r"
+                case 0: replacement = ""
+                default: continue
+                }
+                out.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<index]))
+                out.writeStaticString(replacement)
+                start = index + 1
+            }
+            out.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start...]))
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL archive: one shared database that many processes read, reached through one connection
+/// (`PostgresLink`); the second backend of the roles (`ArchiveStore`), selected by a `postgresql://` location.
+///
+/// This is issue 50's first slice: export imports (`bulkImport`, through COPY), the directory (conversations, users,
+/// stats), timelines (keyset pages, threads) and search (the C tokenizer's tokens in a stored `tsvector` with a GIN
+/// index) work; every other operation throws `StoreError.notOnPostgreSQL` naming itself (exit 1), never crashes.
+/// Only `Archive.init` names it.
+package final class PostgresArchive: ArchiveStore {
+    /// The location without its password: every message to the user shows this.
+    package let path: String
+    package let access: Archive.Access
+    package let upgradedOnOpen: Bool
+    let link: PostgresLink
+    /// Listeners of `onMessageChanges`, called after each commit of this process's writes.
+    let changeListeners = Mutex<[@Sendable ([Int64]) -> Void]>([])
+
+    /// Connects to the database `location` names: read-write (creating or migrating the schema) or read-only (the
+    /// schema must be there and current; nothing is created).
+    ///
+    /// - Throws: `StoreError.cannotOpen` (server down, wrong password, missing database: the host and database
+    ///   named, never the password), `.noArchive`, `.needsUpgrade`, `.newerArchive`.
+    package init(location: String, access: Archive.Access) throws {
+        guard let parsed = try PostgresLocation(location) else {
+            throw StoreError.cannotOpen(path: location, reason: "it is not a PostgreSQL URL")
+        }
+        path = parsed.redacted
+        self.access = access
+        link = try PostgresLink(parsed)
+        do {
+            if access == .readOnly {
+                try PostgresSchema.checkCurrent(link)
+                upgradedOnOpen = false
+            } else {
+                upgradedOnOpen = try PostgresSchema.migrate(link)
+            }
+        } catch let error as StoreError {
+            if case .databaseFailed(_, let reason) = error {
+                throw StoreError.cannotOpen(path: parsed.redacted, reason: reason)
+            }
+            throw error
+        }
+    }
+
+    /// The error of an operation this backend does not have yet.
+    func unavailable(_ operation: String) -> StoreError {
+        .notOnPostgreSQL(operation: operation, path: path)
+    }
+
+    /// The database's size on disk (`pg_database_size`), 0 when it cannot be asked.
+    package var fileSize: Int64 {
+        (try? link.query("SELECT pg_database_size(current_database()) AS bytes").first?["bytes"].decode(Int64.self))
+            ?? 0
+    }
+
+    /// Calls the listeners with the row ids of messages a commit of this process wrote.
+    func notifyChanges(_ ids: [Int64]) {
+        guard !ids.isEmpty else { return }
+        for listener in changeListeners.withLock({ $0 }) { listener(ids) }
+    }
+}
+
+extension PostgresRandomAccessRow {
+    func int(_ column: String) throws -> Int64 { try self[column].decode(Int64.self) }
+    func optionalInt(_ column: String) throws -> Int64? { try self[column].decode(Int64?.self) }
+    func string(_ column: String) throws -> String { try self[column].decode(String.self) }
+    func optionalString(_ column: String) throws -> String? { try self[column].decode(String?.self) }
+    func bool(_ column: String) throws -> Bool { try self[column].decode(Bool.self) }
+}
+
+extension PostgresBindings {
+    /// Bindings of these values, in order.
+    static func of(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings {
+        var binds = PostgresBindings()
+        for value in values { binds.append(value) }
+        return binds
+    }
+}
+
+// The operations this slice does not have on PostgreSQL yet: each throws one clear error.
+extension PostgresArchive {
+    package func indexWords(documents: ClosedRange<Int>?, mostFrequentFirst: Bool, limit: Int) throws -> [String] {
+        throw unavailable("the index's vocabulary (bench, did you mean)")
+    }
+    package func searchText(atOrAfter id: MessageID) throws -> String? { throw unavailable("bench samples") }
+    package func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
+        throw unavailable("OFFSET pages (bench)")
+    }
+    package func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage] { throw unavailable("raw JSON (serve)") }
+    package func messageHandles(ids: [Int64]) throws -> [String] { throw unavailable("bench samples") }
+    package func busiestConversations(limit: Int) throws -> [(Conversation, Int)] { throw unavailable("bench samples") }
+    package func busiestChannelNames(limit: Int) throws -> [String] { throw unavailable("bench samples") }
+    package func busiestPosterHandles(limit: Int) throws -> [String] { throw unavailable("bench samples") }
+    package func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
+        throw unavailable("token access (serve)")
+    }
+    package func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>? {
+        throw unavailable("token access (serve)")
+    }
+    package func visibleConversations(
+        to token: APIToken, kinds: Set<ConversationKind>, excludeArchived: Bool, after afterID: String?, limit: Int
+    ) throws -> [ConversationListing] {
+        throw unavailable("token access (serve)")
+    }
+
+    // TokenStore
+    package func createToken(userID: String, isAdmin: Bool, label: String?, now: Date) throws
+        -> (token: String, record: APIToken)
+    {
+        throw unavailable("tokens")
+    }
+    package func verifyToken(_ token: String) throws -> APIToken? { throw unavailable("tokens") }
+    package func tokens() throws -> [APIToken] { throw unavailable("tokens") }
+    package func revokeToken(id: Int64) throws { throw unavailable("tokens") }
+
+    // ImportSink: pages (dumps, sync) and listings from other sources.
+    package func apply(page: PageWrite) throws -> WriteCounts { throw unavailable("sync pages and API dumps") }
+    package func pageSession() -> any PageSession { PostgresUnavailablePages(error: unavailable("sync pages and API dumps")) }
+    package func apply(pages: [PageWrite]) throws -> WriteCounts { throw unavailable("sync pages and API dumps") }
+    package func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?)
+        throws -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
+    {
+        throw unavailable("listings from sync and API dumps")
+    }
+    package func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)])
+        throws -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int)
+    {
+        throw unavailable("names from API dumps")
+    }
+    package func addConversationIfMissing(_ input: ConversationInput) throws -> Bool {
+        throw unavailable("conversations from sync pages")
+    }
+    package func recountReplies(conversations rowIDs: some Sequence<Int64>) throws {
+        throw unavailable("reply recounts after pages")
+    }
+    package func applyPendingEvents() throws -> Int { throw unavailable("pending events after pages") }
+
+    // SyncState
+    package func syncRun(conversationRowID: Int64) throws -> SyncRun? { throw unavailable("sync") }
+    package func syncCheckpoint(conversationRowID: Int64) throws -> String? { throw unavailable("sync") }
+    package func syncThreads() throws -> [SyncThread] { throw unavailable("sync") }
+    package func dropSyncThread(conversationRowID: Int64, threadTS: String) throws { throw unavailable("sync") }
+    package func syncGaps() throws -> [SyncGap] { throw unavailable("stats --gaps") }
+
+    // Maintenance
+    package func storageProblems(limit: Int) throws -> [String] { throw unavailable("check") }
+    package func walkStoredMessages(_ body: (StoredMessage) throws -> Void) throws -> RawBlockSummary {
+        throw unavailable("check")
+    }
+    package func indexAgreement() throws -> IndexAgreement { throw unavailable("check") }
+    package func indexDisagreements(limit: Int) throws -> [Int64] { throw unavailable("check") }
+    package func indexDocumentMismatches(limit: Int) throws -> [Int64] { throw unavailable("check") }
+    package func countMismatches() throws -> [CountMismatch] { throw unavailable("check") }
+    package func replyCountShortfalls(limit: Int) throws -> (count: Int, examples: [String]) {
+        throw unavailable("check")
+    }
+    package func attachmentProblems() throws -> [String: Int] { throw unavailable("check") }
+    package func rebuildSearchIndex() throws { throw unavailable("check --repair") }
+    package func recountMessageCounts() throws { throw unavailable("check --repair") }
+    package func refreshAllReplyCounts() throws { throw unavailable("check --repair") }
+    package func repairAttachmentsAndBlocks(unreferencedBlocks: [Int64]) throws { throw unavailable("check --repair") }
+    package func markForReimport(messageIDs: [Int64]) throws { throw unavailable("check --repair") }
+    package func recountedMessageCounts() throws -> [Int64: [Int]] { throw unavailable("check") }
+    package func keptMessageCounts() throws -> [Int64: [Int]] { throw unavailable("check") }
+    package func repackOldBlocks(progress: (_ done: Int, _ total: Int) -> Void) throws -> RepackSummary? {
+        throw unavailable("upgrade")
+    }
+    package func reclaimFreeSpace() throws -> Int64 { throw unavailable("upgrade --vacuum") }
+    package func pageCount() throws -> Int { throw unavailable("page counts (tests)") }
+    package func fileBytes() throws -> Int64 { fileSize }
+    package func limitSizeForTesting(pages: Int?) throws { throw unavailable("size limits (tests)") }
+
+    // FileArchive
+    package func archivedFiles(_ selection: Archive.FileSelection) throws -> [ArchivedFile] { throw unavailable("files") }
+    package func fileBlobs() throws -> [String: FileBlob] { throw unavailable("files") }
+    package func fileBlob(id: String) throws -> FileBlob? { throw unavailable("files") }
+    package func visibleFileBlob(id: String, to token: APIToken) throws -> (blob: FileBlob, name: String?)? {
+        throw unavailable("files")
+    }
+    package func recordFileBlob(id: String, blob: FileBlob, now: Date) throws { throw unavailable("files") }
+    package func indexFileText(fileID: String, text: String) throws -> Int { throw unavailable("files") }
+    package func fileTextPending(fileID: String) throws -> Bool { throw unavailable("files") }
+    package func storedFileTypes(messageIDs: [Int64]) throws -> [String: String] { throw unavailable("files") }
+    package func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]] {
+        throw unavailable("files")
+    }
+}
+
+/// The page session of a backend without page writes: every call throws the error it was made with.
+final class PostgresUnavailablePages: PageSession {
+    private let error: StoreError
+
+    init(error: StoreError) { self.error = error }
+
+    func apply(pages: [PageWrite]) throws -> WriteCounts { throw error }
+    func finish() throws {}
+}

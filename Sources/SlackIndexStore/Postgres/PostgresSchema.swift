@@ -1,0 +1,169 @@
+import CSlackTokenizer
+import PostgresNIO
+
+/// The PostgreSQL archive's tables, as numbered migrations; every schema change is a new one.
+///
+/// Laid out for Citus (docs/postgresql.md): the message table's key starts with `conversation_id`, its distribution
+/// column, and nothing in it is unique without that column (the row id `id`, time-ordered as on SQLite
+/// (`MessageID`), is indexed but not unique-constrained: the store keeps it unique when it assigns it).
+/// `workspace`, `conversation` and `slack_user` are small reference tables. Reactions and files live in the
+/// message row (`jsonb`), so one row holds what a hit or a page shows and nothing needs a join across shards.
+/// The search index is a stored `tsvector` built from the C tokenizer's tokens (`PostgresTokens`) with a GIN index.
+enum PostgresSchema {
+    /// The migrations, oldest first: (name, statements).
+    static let versions: [(name: String, sql: [String])] = [
+        ("pg1-archive", v1)
+    ]
+
+    private static let v1 = [
+        """
+        CREATE TABLE workspace (
+            id BIGSERIAL PRIMARY KEY,
+            team_id TEXT NOT NULL UNIQUE,
+            name TEXT,
+            domain TEXT
+        )
+        """,
+        """
+        CREATE TABLE slack_user (
+            id TEXT PRIMARY KEY,
+            team_id TEXT,
+            handle TEXT NOT NULL,
+            real_name TEXT,
+            display_name TEXT,
+            is_bot BOOLEAN NOT NULL DEFAULT false,
+            is_deleted BOOLEAN NOT NULL DEFAULT false,
+            is_placeholder BOOLEAN NOT NULL DEFAULT false,
+            time_zone TEXT
+        )
+        """,
+        """
+        CREATE TABLE conversation (
+            id BIGSERIAL PRIMARY KEY,
+            slack_id TEXT NOT NULL UNIQUE,
+            workspace_id BIGINT REFERENCES workspace (id),
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            folder TEXT,
+            created BIGINT,
+            topic TEXT,
+            purpose TEXT,
+            is_archived BOOLEAN NOT NULL DEFAULT false,
+            members TEXT NOT NULL DEFAULT '[]'
+        )
+        """,
+        """
+        CREATE TABLE message (
+            conversation_id BIGINT NOT NULL,
+            ts_key BIGINT NOT NULL,
+            id BIGINT NOT NULL,
+            ts TEXT NOT NULL,
+            user_id TEXT,
+            username TEXT,
+            subtype TEXT,
+            thread_ts TEXT,
+            thread_key BIGINT,
+            reply_count BIGINT NOT NULL DEFAULT 0,
+            edited_ts TEXT,
+            edited_key BIGINT NOT NULL DEFAULT 0,
+            flags BIGINT NOT NULL DEFAULT 0,
+            is_deleted BOOLEAN NOT NULL DEFAULT false,
+            text TEXT NOT NULL,
+            search_text TEXT NOT NULL,
+            search_extra TEXT NOT NULL,
+            raw TEXT NOT NULL,
+            hash BIGINT NOT NULL,
+            reactions JSONB,
+            files JSONB,
+            search TSVECTOR NOT NULL,
+            PRIMARY KEY (conversation_id, ts_key)
+        )
+        """,
+        "CREATE INDEX message_id ON message (id)",
+        """
+        CREATE INDEX message_history ON message (conversation_id, ts_key, id)
+            WHERE (flags & 96) <> 0 AND NOT is_deleted
+        """,
+        """
+        CREATE INDEX message_thread ON message (conversation_id, thread_key, ts_key, id)
+            WHERE thread_key IS NOT NULL
+        """,
+        "CREATE INDEX message_search ON message USING GIN (search)",
+        """
+        CREATE TABLE pending_deletion (
+            conversation_id BIGINT NOT NULL,
+            ts_key BIGINT NOT NULL,
+            PRIMARY KEY (conversation_id, ts_key)
+        )
+        """,
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ]
+
+    /// The table that records applied migrations.
+    static let migrationTable = """
+        CREATE TABLE IF NOT EXISTS slackindex_migration (
+            name TEXT PRIMARY KEY,
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        )
+        """
+
+    /// Names of the applied migrations, or nil when the database holds no archive (no migration table).
+    static func applied(_ link: PostgresLink) throws -> [String]? {
+        let exists = try link.query("SELECT to_regclass('slackindex_migration') IS NOT NULL AS present")
+        guard try exists.first?["present"].decode(Bool.self) == true else { return nil }
+        return try link.query("SELECT name FROM slackindex_migration ORDER BY name").map {
+            try $0["name"].decode(String.self)
+        }
+    }
+
+    /// Applies the pending migrations, each in its own transaction under an advisory lock (two writers opening a
+    /// new archive at once: one creates it, the other finds it done). Returns whether anything was applied to an
+    /// archive that existed (an upgrade).
+    ///
+    /// - Throws: `StoreError.newerArchive` when the database has migrations this version does not know.
+    static func migrate(_ link: PostgresLink) throws -> Bool {
+        try link.execute(migrationTable)
+        var upgraded = false
+        try link.transaction {
+            // The lock's key: any constant of ours, held until the transaction ends.
+            try link.query("SELECT pg_advisory_xact_lock(5049001)")
+            let done = Set(try applied(link) ?? [])
+            let unknown = done.subtracting(versions.map(\.name))
+            guard unknown.isEmpty else {
+                throw StoreError.newerArchive(path: link.location.redacted, migrations: unknown.sorted())
+            }
+            let existed = !done.isEmpty
+            for (name, statements) in versions where !done.contains(name) {
+                for sql in statements { try link.query(sql) }
+                var binds = PostgresBindings()
+                binds.append(name)
+                try link.query("INSERT INTO slackindex_migration (name) VALUES ($1)", binds)
+                upgraded = upgraded || existed
+            }
+            var binds = PostgresBindings()
+            binds.append(String(cString: slackindex_tokenizer_version()))
+            try link.query(
+                """
+                INSERT INTO meta (key, value) VALUES ('tokenizer', $1)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, binds)
+        }
+        return upgraded
+    }
+
+    /// Checks that a read-only open finds a current archive.
+    ///
+    /// - Throws: `StoreError.noArchive`, `.newerArchive`, `.needsUpgrade`.
+    static func checkCurrent(_ link: PostgresLink) throws {
+        guard let done = try applied(link), !done.isEmpty else {
+            throw StoreError.noArchive(path: link.location.redacted)
+        }
+        let unknown = Set(done).subtracting(versions.map(\.name))
+        guard unknown.isEmpty else {
+            throw StoreError.newerArchive(path: link.location.redacted, migrations: unknown.sorted())
+        }
+        guard Set(versions.map(\.name)).isSubset(of: done) else {
+            throw StoreError.needsUpgrade(path: link.location.redacted)
+        }
+    }
+}
