@@ -1,5 +1,3 @@
-import CSlackTokenizer
-
 /// The search index's words for PostgreSQL: the C tokenizer's tokens (the very ones SQLite's FTS5 index holds:
 /// folding, CJK words, English stems colocated with the exact word) as `tsvector` and `tsquery` text.
 ///
@@ -16,28 +14,11 @@ enum PostgresTokens {
     ///
     /// - Complexity: O(n) in the text's bytes.
     static func tokens(_ text: String, documents: Bool) -> [(token: String, position: Int)] {
-        final class Sink {
-            var tokens: [(token: String, position: Int)] = []
-            var position = 0
+        var position = 0
+        return IndexTokenizer.tokens(in: text, stems: documents).map { token in
+            if !token.isStem { position += 1 }
+            return (token.text, max(1, position))
         }
-        let sink = Sink()
-        var text = text
-        text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
-                _ = slackindex_tokenize(
-                    chars, Int32(bytes.count), documents ? 1 : 0, Unmanaged.passUnretained(sink).toOpaque()
-                ) { context, flags, token, length, _, _ in
-                    guard let context, let token else { return 0 }
-                    let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
-                    if flags & SLACKINDEX_TOKEN_COLOCATED == 0 { sink.position += 1 }
-                    let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
-                    sink.tokens.append((String(decoding: bytes, as: UTF8.self), max(1, sink.position)))
-                    return 0
-                }
-            }
-        }
-        return sink.tokens
     }
 
     /// The `tsvector` text of a message: its search text's tokens, then its extra text's (weight C).
@@ -69,7 +50,7 @@ enum PostgresTokens {
     /// The `tsquery` text of one search term, or nil when it holds no searchable token. A word of several tokens
     /// (`e-mail`, a CJK run) is a phrase of them, as FTS5 reads a quoted string; with `variants`, a plain ASCII word
     /// also matches its English variants (`WordVariants`).
-    static func query(_ term: TextTerm, variants: Bool) -> String? {
+    static func query(_ term: SearchTerm, variants: Bool) -> String? {
         switch term.kind {
         case .word:
             let words = tokens(term.text, documents: false).map(\.token)
@@ -86,11 +67,6 @@ enum PostgresTokens {
             guard let stem = words.last else { return nil }
             let head = words.dropLast().map(lexeme)
             return "(" + (head + [lexeme(stem) + ":*"]).joined(separator: " <-> ") + ")"
-        case .anyWord(let choices):
-            let parts = choices.compactMap { query(TextTerm(.word, $0), variants: false) }
-            // A prefix no word of the index has: nothing matches (a lexeme no text can hold).
-            guard !parts.isEmpty else { return lexeme("\u{1}nomatch") }
-            return "(" + parts.joined(separator: " | ") + ")"
         }
     }
 
