@@ -187,6 +187,17 @@ extension PostgresArchive {
     package func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]] {
         throw unavailable("files")
     }
+    package func storeCustomEmoji(_ emoji: [CustomEmoji]) throws -> Int { throw unavailable("custom emoji") }
+    package func workspaceImages(_ kind: WorkspaceImage.Kind) throws -> [WorkspaceImage] {
+        throw unavailable("avatars and custom emoji")
+    }
+    package func recordImageBlob(_ kind: WorkspaceImage.Kind, key: String, url: String, blob: FileBlob) throws {
+        throw unavailable("avatars and custom emoji")
+    }
+    package func imageBlob(_ kind: WorkspaceImage.Kind, key: String) throws -> FileBlob? {
+        throw unavailable("avatars and custom emoji")
+    }
+    package func storedImages() throws -> StoredImages { throw unavailable("avatars and custom emoji") }
 }
 
 /// The page session of a backend without page writes: every call throws the error it was made with.

@@ -146,7 +146,9 @@ struct PostgresPreparedSearch: PreparedSearch {
 extension PostgresArchive {
     /// Compiles `search` for this index once (no round trip: the plan is PostgreSQL's, made per statement).
     package func prepare(_ search: ResolvedSearch) throws -> any PreparedSearch {
-        PostgresPreparedSearch(archive: self, search: search)
+        // Files are not stored here yet: a file filter ignored would answer messages without such files.
+        guard search.fileKinds.isEmpty else { throw unavailable("has:image and type: (files)") }
+        return PostgresPreparedSearch(archive: self, search: search)
     }
 
     /// Counts at most this many messages a word (`messagesHolding`): "did you mean" compares rare words with
