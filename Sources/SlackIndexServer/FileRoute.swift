@@ -26,9 +26,9 @@ enum FileRoute {
         }
         let found = try? await NIOThreadPool.singleton.runIfActive { () -> (FileBlob, String?, String)? in
             let token = try api.verifiedToken(caller)
+            let store = FileBlobs(archivePath: api.archive.path)
             guard let (blob, name) = try api.archive.visibleFileBlob(id: id, to: token),
-                let path = FileBlobs(archivePath: api.archive.path).path(of: blob.sha256),
-                FileBlobs(archivePath: api.archive.path).contains(blob.sha256, size: blob.size)
+                let path = store.path(of: blob.sha256), store.contains(blob.sha256, size: blob.size)
             else { return nil }
             return (blob, name, path)
         }
