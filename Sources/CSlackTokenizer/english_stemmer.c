@@ -1,9 +1,17 @@
 /*
- * english_stemmer.c - the Porter2 ("Snowball English") stemmer, written for
- * slackindex from the published algorithm description
+ * english_stemmer.c - the inflectional steps of the Porter2 ("Snowball
+ * English") stemmer (its exceptions and steps 0 to 1c: plurals, -ed, -ing,
+ * final y), written for slackindex from the published algorithm description
  * (https://snowballstem.org/algorithms/english/stemmer.html); no Snowball
- * code is included. It is checked against Snowball's own vocabulary and
- * output lists (see TokenizerTests / README "Word variants").
+ * code is included.
+ *
+ * Why only these steps: the derivational steps 2 to 5 join words that people
+ * do not take for forms of one another (iterators, iteration, iterables and
+ * iter all stem to "iter"; university, universe and universal to "univers"),
+ * and a search for one of them was buried under the others (issue 54). The
+ * inflections of a word are what Slack's search and Lucene's light English
+ * stemmers give as its forms: deploy, deploys, deployed, deploying; not
+ * deployment. See docs/search.md, "Word variants".
  *
  * Input: lowercase ASCII letters only (the tokenizer and the query side only
  * stem such words; anything else is returned unchanged). Output: the stem,
@@ -18,7 +26,7 @@
 typedef struct {
   char b[SI_STEM_MAX + 1]; /* the word; 'Y' marks a consonant y */
   int n;                   /* its length */
-  int r1, r2;              /* start of regions R1 and R2 (n when empty) */
+  int r1;                  /* start of region R1 (n when empty) */
 } SiStem;
 
 static int si_vowel(char c) {
@@ -135,53 +143,6 @@ static void si_step1c(SiStem *s) {
     s->b[s->n - 1] = 'i';
 }
 
-static void si_step2(SiStem *s) {
-  static const SiSuffix list[] = {SX("tional"), SX("enci"), SX("anci"), SX("abli"), SX("entli"), SX("izer"), SX("ization"), SX("ational"), SX("ation"), SX("ator"), SX("alism"), SX("aliti"), SX("alli"), SX("fulness"), SX("ousli"), SX("ousness"), SX("iveness"), SX("iviti"), SX("biliti"), SX("bli"), SX("ogi"), SX("fulli"), SX("lessli"), SX("li"), SX("ogist"), {NULL, 0}};
-  static const char *const to[] = {
-      "tion", "ence", "ance", "able", "ent", "ize", "ize", "ate", "ate", "ate",
-      "al", "al", "al", "ful", "ous", "ous", "ive", "ive", "ble", "ble",
-      "og", "ful", "less", "", "og", NULL};
-  int k = si_longest(s, list);
-  if (k < 0) return;
-  int l = list[k].n;
-  if (s->n - l < s->r1) return;
-  if (strcmp(list[k].s, "ogi") == 0 && !(s->n - l >= 1 && s->b[s->n - l - 1] == 'l')) return;
-  if (strcmp(list[k].s, "li") == 0 && !(s->n - l >= 1 && strchr("cdeghkmnrt", s->b[s->n - l - 1]))) return;
-  si_set(s, l, to[k]);
-}
-
-static void si_step3(SiStem *s) {
-  static const SiSuffix list[] = {SX("tional"), SX("ational"), SX("alize"), SX("icate"), SX("iciti"), SX("ical"), SX("ful"), SX("ness"), SX("ative"), {NULL, 0}};
-  static const char *const to[] = {"tion", "ate", "al", "ic", "ic", "ic", "", "", "", NULL};
-  int k = si_longest(s, list);
-  if (k < 0) return;
-  int l = list[k].n;
-  if (s->n - l < s->r1) return;
-  if (strcmp(list[k].s, "ative") == 0 && s->n - l < s->r2) return;
-  si_set(s, l, to[k]);
-}
-
-static void si_step4(SiStem *s) {
-  static const SiSuffix list[] = {SX("al"), SX("ance"), SX("ence"), SX("er"), SX("ic"), SX("able"), SX("ible"), SX("ant"), SX("ement"), SX("ment"), SX("ent"), SX("ism"), SX("ate"), SX("iti"), SX("ous"), SX("ive"), SX("ize"), SX("ion"), {NULL, 0}};
-  int k = si_longest(s, list);
-  if (k < 0) return;
-  int l = list[k].n;
-  if (s->n - l < s->r2) return;
-  if (strcmp(list[k].s, "ion") == 0 && !(s->n - l >= 1 && (s->b[s->n - l - 1] == 's' || s->b[s->n - l - 1] == 't')))
-    return;
-  si_set(s, l, "");
-}
-
-static void si_step5(SiStem *s) {
-  if (s->n == 0) return;
-  char last = s->b[s->n - 1];
-  if (last == 'e') {
-    if (s->n - 1 >= s->r2 || (s->n - 1 >= s->r1 && !si_short_syllable(s->b, s->n - 1))) si_set(s, 1, "");
-  } else if (last == 'l') {
-    if (s->n - 1 >= s->r2 && s->n >= 2 && s->b[s->n - 2] == 'l') si_set(s, 1, "");
-  }
-}
-
 /* Words the algorithm treats apart (its "exception1"). */
 static const char *si_exception(const char *w, int n) {
   static const SiSuffix from[] = {SX("skis"), SX("skies"), SX("dying"), SX("lying"), SX("tying"), SX("idly"),
@@ -232,8 +193,6 @@ int slackindex_stem(const char *word, int n, char *out) {
     if (l <= s.n && s.b[0] == prefixes[i].s[0] && memcmp(s.b, prefixes[i].s, (size_t)l) == 0) s.r1 = l;
   }
   if (s.r1 < 0) s.r1 = si_region(s.b, s.n, 0);
-  s.r2 = s.r1 < s.n ? si_region(s.b, s.n, s.r1) : s.n;
-  if (s.r2 < s.r1) s.r2 = s.r1;
 
   si_step1a(&s);
   /* "exception2": left as they are after step 1a */
@@ -245,10 +204,6 @@ int slackindex_stem(const char *word, int n, char *out) {
   if (!kept) {
     si_step1b(&s);
     si_step1c(&s);
-    si_step2(&s);
-    si_step3(&s);
-    si_step4(&s);
-    si_step5(&s);
   }
   for (int i = 0; i < s.n; i++)
     if (s.b[i] == 'Y') s.b[i] = 'y';

@@ -14,7 +14,7 @@
  *    with ICU's UBRK_WORD dictionary break iterator; each word is folded with
  *    NFKC_Casefold only (no mark removal: dakuten / Thai tone marks matter).
  *
- *  - Words of 3+ plain ASCII letters (no digit, no accent) whose Porter2
+ *  - Words of 3+ plain ASCII letters (no digit, no accent) whose inflectional
  *    English stem differs from the word also emit, at the same position
  *    (FTS5_TOKEN_COLOCATED), SLACKINDEX_STEM_MARKER + stem: "deployed" ->
  *    "deployed" and "\x01deploy". The marker byte is a separator in any text,
@@ -50,7 +50,9 @@
 
 /* Bump when the token stream changes for the same input.
  * 2: English stem tokens (SLACKINDEX_STEM_MARKER + stem) colocated with plain ASCII words. */
-#define SI_RULES_VERSION "3" /* 3: stroke letters fold to their base letter (ł -> l) */
+/* 3: stroke letters fold to their base letter (ł -> l).
+ * 4: stem tokens are inflectional stems (Porter2 steps 0-1c), no longer full Porter2 stems. */
+#define SI_RULES_VERSION "4"
 
 #define SI_MAX_TOKEN SLACKINDEX_MAX_TOKEN_BYTES
 #define SI_FOLD_MAX_CP 64 /* code points of a non-ASCII word fed to the folder */

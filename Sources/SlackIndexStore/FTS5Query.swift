@@ -102,6 +102,22 @@ enum FTS5Query {
         return (all, none)
     }
 
+    /// `match(search).positive` with every word in its typed form only (exclusions keep every form) and its rank
+    /// spec; nil when that is the same expression (variants off, or no word has any).
+    static func exactForms(_ search: ResolvedSearch, expansions: PrefixExpansions = [:])
+        -> (match: String, rankSpec: String)?
+    {
+        guard search.wordVariants else { return nil }
+        var typed = search
+        typed.wordVariants = false
+        let (words, _) = expressions(words: search.words, excluded: [], variants: false, expansions: expansions)
+        let (_, none) = expressions(words: [], excluded: search.excluded, variants: true)
+        guard let words else { return nil }
+        let exact = none.map { "(\(words)) NOT (\($0))" } ?? words
+        guard exact != match(search, expansions: expansions).positive else { return nil }
+        return (exact, rankSpec(typed, expansions: expansions))
+    }
+
     /// The rank spec of `match(search).positive` for `slackindex_rank`: one entry per phrase of the positive
     /// words, in order (the excluded ones, which no hit holds, get groups of their own by default). With a single
     /// group it starts with `!`: the IDF is the same for every hit, so the function need not read the phrases'

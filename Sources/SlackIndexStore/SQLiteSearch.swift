@@ -13,6 +13,9 @@ struct SQLitePreparedSearch: PreparedSearch, @unchecked Sendable {  // Statement
     let negative: String?
     /// `slackindex_rank`'s spec for `positive`.
     let rankSpec: String
+    /// `positive` with every word in its typed form only, and its rank spec: the candidates relevance takes first.
+    /// Nil when that is `positive` itself (no word has variants).
+    let exactForms: (match: String, rankSpec: String)?
     /// The filter conditions over `message m`, for plans that read message rows.
     let conditions: (sql: String, arguments: StatementArguments)
     let plan: SQLiteArchive.SearchPlan
@@ -36,11 +39,18 @@ struct SQLitePreparedSearch: PreparedSearch, @unchecked Sendable {  // Statement
         case .relevance(let size):
             // Filters make the index walk read each candidate's row: a smaller window keeps that bounded.
             let window = max(wanted, search.hasRowFilters ? size / Self.rowFilterWindowShare : size)
-            let candidates = try archive.searchCandidates(self, newestFirst: true, limit: window)
-            let ranked = Self.rank(candidates).prefix(wanted)
+            let typed: ((Int) throws -> [SearchCandidate])? = exactForms.map { forms in
+                { limit in
+                    try archive.searchCandidates(
+                        self, match: forms.match, rankSpec: forms.rankSpec, newestFirst: true, limit: limit)
+                }
+            }
+            let (candidates, exact, full) = try Relevance.window(
+                window, id: \.sortKey, exactForms: typed,
+                allForms: { try archive.searchCandidates(self, newestFirst: true, limit: $0) })
+            let ranked = Self.rank(candidates, exact: exact).prefix(wanted)
             return RankedHits(
-                hits: try read(ranked.map { ($0.sortKey, $0.score) }, after: offset),
-                window: candidates.count >= window ? window : nil)
+                hits: try read(ranked.map { ($0.id, $0.score) }, after: offset), window: full ? window : nil)
         }
     }
 
@@ -53,24 +63,10 @@ struct SQLitePreparedSearch: PreparedSearch, @unchecked Sendable {  // Statement
         try archive.messages(ids: Array(ranked.dropFirst(max(0, offset))))
     }
 
-    /// Relevance: bm25 (more negative is better) scaled up for recent messages, newest first on ties; higher is
-    /// better.
-    ///
-    /// score = −bm25 × (1 + 0.5 × e^(−age / 180 days)), age measured from the newest candidate, so an old
-    /// archive ranks the same today as on the day it was made.
-    /// - Complexity: O(k log k).
-    static func rank(_ candidates: [SearchCandidate]) -> [(sortKey: Int64, score: Double)] {
-        // Ages in whole seconds: an index-only candidate's time comes from its id, exact to the second (`MessageID`).
-        let microsecondsPerSecond: Int64 = 1_000_000
-        guard let newest = candidates.map({ $0.tsKey / microsecondsPerSecond }).max() else { return [] }
-        let halfLife = 180.0 * 86_400
-        return candidates.map { candidate -> (sortKey: Int64, score: Double) in
-            let age = Double(newest - candidate.tsKey / microsecondsPerSecond)
-            let recency = exp(-age / halfLife)
-            return (candidate.sortKey, -candidate.bm25 * (1 + 0.5 * recency))
-        }.sorted { lhs, rhs in
-            lhs.score != rhs.score ? lhs.score > rhs.score : lhs.sortKey > rhs.sortKey
-        }
+    /// Relevance (`Relevance.order`) with −bm25 as the index's relevance; an index-only candidate's time comes
+    /// from its id, exact to the second (`MessageID`).
+    static func rank(_ candidates: [SearchCandidate], exact: Set<Int64>? = nil) -> [(id: Int64, score: Double)] {
+        Relevance.order(candidates.map { ($0.sortKey, $0.tsKey / 1_000_000, -$0.bm25) }, exact: exact)
     }
 }
 
@@ -93,6 +89,7 @@ extension SQLiteArchive {
             return SQLitePreparedSearch(
                 archive: self, search: search, positive: positive, negative: negative,
                 rankSpec: FTS5Query.rankSpec(search, expansions: expansions),
+                exactForms: FTS5Query.exactForms(search, expansions: expansions),
                 conditions: SQLiteArchive.conditions(search, negative: negative),
                 plan: try SQLiteArchive.plan(search, db: db), notes: notes)
         }

@@ -185,25 +185,29 @@ extension SQLiteArchive {
         return (low, high)
     }
 
-    /// Matching messages newest first (or oldest first), at most `limit`, with their bm25.
+    /// Matching messages newest first (or oldest first), at most `limit`, with their bm25; of `match` ranked by
+    /// `rankSpec` when given (`SQLitePreparedSearch.exactForms`), else of the search's own expression.
     ///
     /// FTS5 walks its doclists in rowid (= time) order and stops after `limit` rows pass the filters, so the cost
     /// is bounded by `limit` for unfiltered queries however common the words are; bm25 is computed only for rows
     /// returned. Date bounds become rowid ranges inside FTS5.
     /// - Complexity: O(limit × log n) without selective filters; up to O(matches) with them.
-    func searchCandidates(_ p: SQLitePreparedSearch, newestFirst: Bool, limit: Int) throws -> [SearchCandidate] {
-        guard let positive = p.positive else { return [] }
+    func searchCandidates(
+        _ p: SQLitePreparedSearch, match: String? = nil, rankSpec: String? = nil, newestFirst: Bool, limit: Int
+    ) throws -> [SearchCandidate] {
+        guard let positive = match ?? p.positive else { return [] }
+        let rankSpec = rankSpec ?? p.rankSpec
         let s = p.search
         let (low, high) = SQLiteArchive.sortKeyRange(s)
         let order = newestFirst ? "DESC" : "ASC"
         return try pool.read { db in
             if case .index(let ids) = p.plan {
                 return try SQLiteArchive.indexCandidates(
-                    match: positive, rank: (p.rankSpec, s.variantWeight), excluded: p.negative, in: ids,
+                    match: positive, rank: (rankSpec, s.variantWeight), excluded: p.negative, in: ids,
                     low: low, high: high, order: order, limit: limit, db: db)
             }
             let (where_, filterArguments) = p.conditions
-            var arguments: StatementArguments = [p.rankSpec, s.variantWeight, positive, low, high]
+            var arguments: StatementArguments = [rankSpec, s.variantWeight, positive, low, high]
             arguments += filterArguments
             arguments += [limit]
             let statement = try db.cachedStatement(

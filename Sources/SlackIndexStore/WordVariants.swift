@@ -1,7 +1,7 @@
 import CSlackTokenizer
 
-/// English word variants: the Porter2 stem the index stores beside each plain ASCII word, and the tokens a query
-/// word asks for to match all its forms.
+/// English word variants: the inflectional stem (Porter2 steps 0–1c) the index stores beside each plain ASCII word,
+/// and the tokens a query word asks for to match all its forms.
 ///
 /// The tokenizer (`Sources/CSlackTokenizer`) emits, at the position of every word of 3 to 64 plain ASCII letters
 /// whose stem differs from it, a second token: the marker byte U+0001 then the stem (`deployed` → `deployed` and
@@ -9,8 +9,8 @@ import CSlackTokenizer
 /// stem token, plus the stem as a word when the stem is its own stem. Words with digits, accents or other scripts
 /// have no variants: English rules would mangle them.
 package enum WordVariants {
-    /// The Porter2 stem of `word` (lowercased), or nil when the index keeps no stem for such a word: fewer than 3
-    /// or more than 64 characters, or anything but ASCII letters.
+    /// The inflectional stem of `word` (lowercased; Porter2 steps 0–1c, `english_stemmer.c`), or nil when the index
+    /// keeps no stem for such a word: fewer than 3 or more than 64 characters, or anything but ASCII letters.
     /// - Complexity: O(n) in the length of the word.
     package static func stem(_ word: String) -> String? {
         let utf8 = Array(word.utf8)

@@ -14,10 +14,10 @@ struct SearchCommand: AsyncParsableCommand {
             Anything the parser cannot use is searched as words, and stderr says so. Where two workspaces \
             in the archive share a conversation's name, in:acme/#general names one (hits print it so).
 
-            A word also finds its English forms (deploy: deployed, deploying, deploys, deployment), the exact \
-            form ranked first; "quoted" words and phrases, prefix* and words with digits or accents match as \
-            typed; -word excludes every form; --exact turns forms off. Relevance is bm25 (a form counts a fifth of an \
-            exact word) blended with recency. When a word matches (almost) nothing, stderr suggests words of \
+            A word also finds its English inflections (deploy: deployed, deploying, deploys; not deployment), \
+            messages holding every word as typed ranked first; "quoted" words and phrases, prefix* and words with \
+            digits or accents match as typed; -word excludes every form; --exact turns forms off. Relevance is bm25 \
+            (a form counts a fifth of a typed word) blended with recency. When a word matches (almost) nothing, stderr suggests words of \
             the archive one typo away (with --json, a last line {"suggestions": [...], "query": ...}); --fix \
             searches the suggestion instead.
 

@@ -194,6 +194,58 @@ struct PostgresContractTests {
         #expect(scores == scores.sorted(by: >))
     }
 
+    /// Both indexes rank a word's typed form first however many newer messages hold its other forms (issue 54).
+    @Test func bothRankTheTypedFormFirst() throws {
+        let (sqlite, postgres, _) = try Self.importedPair()
+        for word in ["classes", "attributes", "instances", "using"] {
+            var exact = SearchOptions()
+            exact.limit = 10_000
+            let typed = Set(try SearchEngine(archive: sqlite).search(word, options: exact).hits.map(\.message.ts))
+            #expect(typed.count >= 20, "\(word)")
+            #expect(typed == Set(try SearchEngine(archive: postgres).search(word, options: exact).hits.map(\.message.ts)))
+            var options = SearchOptions()
+            options.wordVariants = true
+            options.limit = 5
+            options.candidateWindow = 20
+            for archive in [sqlite, postgres] {
+                let results = try SearchEngine(archive: archive).search(word, options: options)
+                let top = results.hits.map(\.message.ts)
+                #expect(top.count == 5 && top.allSatisfy(typed.contains), "\(word): \(top)")
+                #expect(results.hits.map(\.score) == results.hits.map(\.score).sorted(by: >))
+            }
+        }
+    }
+
+    /// Vectors another tokenizer made are rebuilt when the archive is opened for writing; read-only opens say it
+    /// needs an upgrade instead of answering from tokens that queries no longer ask for.
+    @Test func anIndexOfAnotherTokenizerIsRebuiltOnAWriteOpen() throws {
+        let server = try #require(PostgresTestServer.shared)
+        let location = try server.database()
+        let archive = try Archive(path: location)
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+        var options = SearchOptions()
+        options.wordVariants = true
+        options.limit = 10_000
+        let before = try SearchEngine(archive: archive).search("classes", options: options).hits.map(\.message.ts)
+        #expect(before.count > 50)
+        try PostgresTestServer.run(
+            PostgresTestServer.binaries + "/psql",
+            ["-q", location, "-c", "UPDATE message SET search = ''::tsvector",
+             "-c", "UPDATE meta SET value = 'slackindex-3 icu-72.1' WHERE key = 'tokenizer'"])
+        #expect(try SearchEngine(archive: archive).search("classes", options: options).hits.isEmpty)
+        #expect {
+            _ = try Archive(path: location, access: .readOnly)
+        } throws: { error in
+            guard case StoreError.needsUpgrade = error else { return false }
+            return true
+        }
+        let reopened = try Archive(path: location)
+        #expect(reopened.store.upgradedOnOpen)
+        let after = try SearchEngine(archive: reopened).search("classes", options: options).hits.map(\.message.ts)
+        #expect(after == before, "\(after.count) vs \(before.count): \(Set(after).symmetricDifference(before).prefix(5))")
+        _ = try Archive(path: location, access: .readOnly)
+    }
+
     @Test func operationsNotYetThereSayItAndDoNotCrash() throws {
         let server = try #require(PostgresTestServer.shared)
         let postgres = try Archive(path: try server.database())

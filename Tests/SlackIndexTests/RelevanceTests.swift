@@ -95,6 +95,44 @@ import Testing
         #expect(exactFirstCases >= 10)
     }
 
+    /// Issue 54: a word whose other forms are more common still comes first, however deep its own messages lie.
+    /// For every inflected word of the archive (among its 600 most frequent) that at least 5 messages hold as typed
+    /// and more messages hold only in other forms, the top 5 hits all hold the typed form: with the default
+    /// window, and with a window of 20 that the other forms' messages alone would fill (before the change the
+    /// typed form had to be among the newest window of all forms to be ranked at all).
+    @Test(arguments: 0..<2)
+    func theTypedFormComesFirstAtAnyDepth(corpus index: Int) throws {
+        let corpus = try Self.corpora[index].get()
+        let engine = corpus.engine
+        let vocabulary = try engine.archive.indexWords(documents: 5...Int.max, mostFrequentFirst: true)
+        var cases: [(word: String, exact: Set<Int64>, others: Int)] = []
+        for word in vocabulary.prefix(600) where WordVariants.variantTokens(of: word) != nil {
+            let exact = Set(try Self.ids(engine, word, variants: false))
+            let all = try Self.ids(engine, word, variants: true)
+            let others = all.count - exact.count
+            if exact.count >= 5, others > 0 { cases.append((word, exact, others)) }
+        }
+        var failures: [String] = []
+        for window in [500, 20] {
+            var options = SearchOptions()
+            options.wordVariants = true
+            options.limit = 5
+            options.candidateWindow = window
+            for (word, exact, others) in cases {
+                let top = try engine.search(word, options: options).hits.map(\.message.rowID)
+                if top.count < 5 || !top.allSatisfy(exact.contains) {
+                    failures.append("\(word) (window \(window), \(exact.count) typed, \(others) other forms)")
+                }
+            }
+        }
+        let buried = cases.filter { $0.others >= $0.exact.count }.count
+        print(
+            "relevance \(corpus.name): typed form first for \(2 * cases.count - failures.count)/\(2 * cases.count) "
+                + "(\(cases.count) words, \(buried) with other forms at least as common)")
+        #expect(cases.count >= 30, "\(corpus.name): \(cases.count) words")
+        #expect(failures.isEmpty, "\(failures.prefix(10))")
+    }
+
     /// A typo of a word the archive holds, one edit: deletion, transposition, keyboard-neighbour substitution or a
     /// doubled letter, chosen by `kind`; nil when the typo is itself a word of the archive.
     static func typo(of word: String, kind: Int) -> String {

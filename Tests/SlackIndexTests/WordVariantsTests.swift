@@ -5,24 +5,27 @@ import Testing
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
 
-/// Word variants: the Porter2 stemmer, the stem tokens the tokenizer adds, the ranking that puts exact forms first,
+/// Word variants: the inflectional stemmer, the stem tokens the tokenizer adds, the ranking that puts exact forms first,
 /// and what stays exact (quotes, prefixes, other scripts).
 @Suite struct WordVariantsTests {
     // MARK: - Stemmer
 
-    /// Porter2 stems from the algorithm's description and Snowball's published vocabulary/output lists (the full
-    /// 42,633-word list agrees on all but 5 words, `evening(s)` and `paste(d)`/`pasting`; checked by hand, the
-    /// list is not in the repository).
+    /// Inflectional stems: Porter2's steps 0–1c from the algorithm's description (plurals, -ed, -ing, final y), and
+    /// derivations left as their own words (`deployment`, `iteration`, `universe`: issue 54's over-stemming).
     @Test(arguments: [
         ("deploy", "deploy"), ("deployed", "deploy"), ("deploying", "deploy"), ("deploys", "deploy"),
-        ("deployment", "deploy"), ("assignment", "assign"), ("assignments", "assign"), ("submit", "submit"),
+        ("deployment", "deployment"), ("deployments", "deployment"), ("assignment", "assignment"),
+        ("assignments", "assignment"), ("submit", "submit"),
         ("submitted", "submit"), ("submitting", "submit"), ("running", "run"), ("runs", "run"),
-        ("happy", "happi"), ("happiness", "happi"), ("generously", "generous"), ("caresses", "caress"),
-        ("ponies", "poni"), ("ties", "tie"), ("cats", "cat"), ("gas", "gas"), ("this", "this"),
-        ("hoping", "hope"), ("hopping", "hop"), ("agreed", "agre"), ("feed", "feed"), ("cry", "cri"),
-        ("news", "news"), ("skies", "sky"), ("dying", "die"), ("added", "add"),
-        ("national", "nation"), ("international", "internat"), ("communication", "communic"),
-        ("generate", "generat"), ("emergency", "emergenc"), ("yelling", "yell"), ("Deployed", "deploy"),
+        ("happy", "happi"), ("happiness", "happiness"), ("caresses", "caress"),
+        ("ponies", "poni"), ("pony", "poni"), ("ties", "tie"), ("cats", "cat"), ("gas", "gas"), ("this", "this"),
+        ("hoping", "hope"), ("hopping", "hop"), ("agreed", "agree"), ("feed", "feed"), ("cry", "cri"),
+        ("cries", "cri"), ("cried", "cri"), ("news", "news"), ("skies", "sky"), ("dying", "die"), ("added", "add"),
+        ("national", "national"), ("communication", "communication"), ("yelling", "yell"), ("Deployed", "deploy"),
+        ("formats", "format"), ("formatted", "format"), ("formatting", "format"), ("formation", "formation"),
+        ("iterators", "iterator"), ("iterator", "iterator"), ("iteration", "iteration"), ("iterables", "iterable"),
+        ("university", "universiti"), ("universities", "universiti"), ("universe", "universe"),
+        ("universal", "universal"),
     ])
     func stems(word: String, stem: String) {
         #expect(WordVariants.stem(word) == stem)
@@ -37,8 +40,9 @@ import Testing
     @Test func variantTokensNameTheStemAndTheStemWord() {
         #expect(WordVariants.variantTokens(of: "deploy") == ["\u{1}deploy"])
         #expect(WordVariants.variantTokens(of: "deployed") == ["\u{1}deploy", "deploy"])
-        // "valu" is its own stem: a message holding the word "valu" is a variant too.
-        #expect(WordVariants.variantTokens(of: "values") == ["\u{1}valu", "valu"])
+        // "value" is its own stem: a message holding the word "value" is a variant too.
+        #expect(WordVariants.variantTokens(of: "values") == ["\u{1}value", "value"])
+        #expect(WordVariants.variantTokens(of: "iterators") == ["\u{1}iterator", "iterator"])
     }
 
     // MARK: - Search
@@ -70,8 +74,10 @@ import Testing
     @Test func aWordFindsItsVariantsWithTheExactFormFirst() throws {
         let archive = try Self.archive()
         let hits = try Self.search(archive, "deploy")
-        #expect(Set(hits) == ["1700000000.000100", "1700000000.000200", "1700000000.000300", "1700000000.000400"])
+        #expect(Set(hits) == ["1700000000.000100", "1700000000.000200", "1700000000.000300"])
         #expect(hits.first == "1700000000.000100")
+        // A derivation is a word of its own, both ways.
+        #expect(try Self.search(archive, "deployment") == ["1700000000.000400"])
         let deployed = try Self.search(archive, "deployed")
         #expect(Set(deployed) == Set(hits))
         #expect(deployed.first == "1700000000.000200")
@@ -91,7 +97,7 @@ import Testing
         #expect(try Self.search(archive, "\"we deployed\"") == ["1700000000.000200"])
         #expect(Set(try Self.search(archive, "deployi*")) == ["1700000000.000300"])
         // -word excludes every variant of the word.
-        #expect(try Self.search(archive, "fridays -deploy").isEmpty)
+        #expect(try Self.search(archive, "fridays -deploy") == ["1700000000.000400"])
         #expect(try Self.search(archive, "fridays -\"deploy\"").count == 3)
         // Off: exact words only.
         #expect(try Self.search(archive, "deploy", variants: false) == ["1700000000.000100"])
@@ -149,7 +155,7 @@ import Testing
                     FROM message_fts WHERE message_fts MATCH ?
                     """, arguments: ["(\"deploy\" OR \"\u{1}deploy\")"])
         }
-        #expect(rows.count == 4)
+        #expect(rows.count == 3)
         let byA = rows.sorted { ($0["a"] as Double, $0["rowid"] as Int64) < ($1["a"] as Double, $1["rowid"] as Int64) }
         let byB = rows.sorted { ($0["b"] as Double, $0["rowid"] as Int64) < ($1["b"] as Double, $1["rowid"] as Int64) }
         #expect(byA.map { $0["rowid"] as Int64 } == byB.map { $0["rowid"] as Int64 })
@@ -202,6 +208,6 @@ import Testing
         #expect(try Self.search(archive, "deploy").isEmpty)
         #expect(throws: StoreError.self) { try Archive(path: path, access: .readOnly) }
         let reopened = try Archive(path: path)
-        #expect(try Self.search(reopened, "deploy").count == 4)
+        #expect(try Self.search(reopened, "deploy").count == 3)
     }
 }

@@ -53,7 +53,8 @@ int slackindex_disable_sqlite_memory_statistics(void);
 #define SLACKINDEX_STEM_MARKER '\x01'
 
 /*
- * Writes the Porter2 (Snowball English) stem of word[0..n) to out (at least
+ * Writes the inflectional stem of word[0..n) (Porter2's exceptions and steps
+ * 0-1c: plurals, -ed, -ing, final y; not its derivational steps 2-5) to out (at least
  * n bytes; not NUL-terminated) and returns its length (1..n). Only words of
  * lowercase ASCII letters are stemmed; anything else (and words of 1-2
  * letters) is copied unchanged. n is capped at SLACKINDEX_MAX_TOKEN_BYTES.

@@ -140,15 +140,68 @@ enum PostgresSchema {
                 try link.query("INSERT INTO slackindex_migration (name) VALUES ($1)", binds)
                 upgraded = upgraded || existed
             }
-            var binds = PostgresBindings()
-            binds.append(String(cString: slackindex_tokenizer_version()))
-            try link.query(
-                """
-                INSERT INTO meta (key, value) VALUES ('tokenizer', $1)
-                ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                """, binds)
+            if try storedTokenizer(link) != tokenizerVersion {
+                // Tokens of another tokenizer no longer match what queries ask for: re-index, in this transaction.
+                if existed { try reindex(link) }
+                var binds = PostgresBindings()
+                binds.append(tokenizerVersion)
+                try link.query(
+                    """
+                    INSERT INTO meta (key, value) VALUES ('tokenizer', $1)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, binds)
+                upgraded = upgraded || existed
+            }
         }
         return upgraded
+    }
+
+    /// The tokenizer build in this binary (rules version and ICU version), as SQLite's index records it.
+    static var tokenizerVersion: String { String(cString: slackindex_tokenizer_version()) }
+
+    /// The tokenizer whose tokens the archive's `search` vectors hold (nil: none recorded).
+    static func storedTokenizer(_ link: PostgresLink) throws -> String? {
+        try link.query("SELECT value FROM meta WHERE key = 'tokenizer'").first?.string("value")
+    }
+
+    /// Messages re-indexed per statement (`reindex`).
+    private static let reindexBatch = 2_000
+
+    /// Rebuilds every message's `search` vector from its stored search text with this binary's tokenizer, a
+    /// batch of rows per statement in `id` order.
+    /// - Complexity: O(n) messages, read and written once.
+    static func reindex(_ link: PostgresLink) throws {
+        var after = Int64.min
+        while true {
+            var binds = PostgresBindings()
+            binds.append(after)
+            binds.append(Int64(reindexBatch))
+            let rows = try link.query(
+                """
+                SELECT conversation_id, ts_key, id, text, search_text, search_extra FROM message
+                WHERE id > $1 ORDER BY id LIMIT $2
+                """, binds)
+            guard let last = rows.last else { return }
+            var conversations: [Int64] = [], keys: [Int64] = [], vectors: [String] = []
+            for row in rows {
+                conversations.append(try row.int("conversation_id"))
+                keys.append(try row.int("ts_key"))
+                // The search text is stored empty when it is the text (`SearchTextColumn`).
+                let text = SearchTextColumn.value(stored: try row.string("search_text"), text: try row.string("text"))
+                vectors.append(PostgresTokens.vector(text: text, extra: try row.string("search_extra")))
+            }
+            var update = PostgresBindings()
+            update.append(conversations)
+            update.append(keys)
+            update.append(vectors)
+            try link.query(
+                """
+                UPDATE message m SET search = u.v::tsvector
+                FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(c, t, v)
+                WHERE m.conversation_id = u.c AND m.ts_key = u.t
+                """, update)
+            after = try last.int("id")
+        }
     }
 
     /// Checks that a read-only open finds a current archive.
@@ -162,7 +215,7 @@ enum PostgresSchema {
         guard unknown.isEmpty else {
             throw StoreError.newerArchive(path: link.location.redacted, migrations: unknown.sorted())
         }
-        guard Set(versions.map(\.name)).isSubset(of: done) else {
+        guard Set(versions.map(\.name)).isSubset(of: done), try storedTokenizer(link) == tokenizerVersion else {
             throw StoreError.needsUpgrade(path: link.location.redacted)
         }
     }

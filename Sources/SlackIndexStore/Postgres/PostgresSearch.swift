@@ -12,9 +12,11 @@ struct PostgresPreparedSearch: PreparedSearch {
     let search: ResolvedSearch
     /// The query every hit matches (exclusions inside it), nil for a search without words.
     let query: String?
-    /// The conditions after `WHERE` over `message m`, with `$n` placeholders numbered from 1.
+    /// The conditions after `WHERE` over `message m`, with `$n` placeholders numbered from 1 (`$1`: `query`).
     let conditions: String
     let binds: PostgresBindings
+    /// `binds` with every word of `query` in its typed form only (`Relevance.window`); nil when that is `query`.
+    let typedBinds: PostgresBindings?
     let notes: [String] = []
 
     /// Relevance ranks at most this share of the window when filters read each candidate's row (as SQLite).
@@ -23,14 +25,21 @@ struct PostgresPreparedSearch: PreparedSearch {
     init(archive: PostgresArchive, search: ResolvedSearch) {
         self.archive = archive
         self.search = search
+        let query = PostgresTokens.query(search)
+        self.query = query
+        (conditions, binds) = Self.compile(search, query: query)
+        let typed = PostgresTokens.query(search, typedForms: true)
+        typedBinds = typed == query ? nil : Self.compile(search, query: typed).binds
+    }
+
+    /// The conditions of `search` with `query` for its words, and their bindings.
+    private static func compile(_ search: ResolvedSearch, query: String?) -> (conditions: String, binds: PostgresBindings) {
         var binds = PostgresBindings()
         var parts = ["NOT m.is_deleted"]
         func bind(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
             return "$\(binds.count)"
         }
-        let query = PostgresTokens.query(search)
-        self.query = query
         if let query { parts.append("m.search @@ \(bind(query))::tsquery") }
         let (low, high) = (MessageID.lowerBound(atOrAfter: search.lower), MessageID.upperBound(before: search.upper))
         if low != Int64.min { parts.append("m.id >= \(bind(low))") }
@@ -72,8 +81,7 @@ struct PostgresPreparedSearch: PreparedSearch {
         if query == nil, let excluded = PostgresTokens.exclusion(search) {
             parts.append("NOT (m.search @@ \(bind(excluded))::tsquery)")
         }
-        conditions = parts.joined(separator: " AND ")
-        self.binds = binds
+        return (parts.joined(separator: " AND "), binds)
     }
 
     func hits(order: SearchOrder, offset: Int, limit: Int) throws -> RankedHits {
@@ -91,16 +99,23 @@ struct PostgresPreparedSearch: PreparedSearch {
             return RankedHits(hits: try archive.hitMessages(rows.dropFirst(max(0, offset)).map { ($0.row, $0.rank) }))
         case .relevance(let size):
             let window = max(wanted, search.hasRowFilters ? size / Self.rowFilterWindowShare : size)
-            let candidates = try matches(orderBy: "m.id DESC", limit: window)
-            let ranked = Self.rank(candidates).prefix(wanted).dropFirst(max(0, offset))
-            return RankedHits(
-                hits: try archive.hitMessages(Array(ranked)), window: candidates.count >= window ? window : nil)
+            let typed: ((Int) throws -> [(row: PostgresRandomAccessRow, rank: Double)])? = typedBinds.map { typed in
+                { limit in try matches(orderBy: "m.id DESC", limit: limit, binds: typed) }
+            }
+            let (candidates, exact, full) = try Relevance.window(
+                window, id: { (try? $0.row.int("id")) ?? 0 }, exactForms: typed,
+                allForms: { try matches(orderBy: "m.id DESC", limit: $0) })
+            let ranked = Self.rank(candidates, exact: exact).prefix(wanted).dropFirst(max(0, offset))
+            return RankedHits(hits: try archive.hitMessages(Array(ranked)), window: full ? window : nil)
         }
     }
 
-    /// Matching rows in `orderBy`, at most `limit`, each with `ts_rank` (computed for the rows returned only).
-    private func matches(orderBy: String, limit: Int) throws -> [(row: PostgresRandomAccessRow, rank: Double)] {
-        var binds = binds
+    /// Matching rows in `orderBy`, at most `limit`, each with `ts_rank` (computed for the rows returned only);
+    /// with `typed` (`typedBinds`), of the words in their typed forms only.
+    private func matches(orderBy: String, limit: Int, binds typed: PostgresBindings? = nil)
+        throws -> [(row: PostgresRandomAccessRow, rank: Double)]
+    {
+        var binds = typed ?? binds
         binds.append(Int64(min(limit, Int(Int32.max))))
         let rank = query.map { _ in "ts_rank(m.search, $1::tsquery)::float8" } ?? "0::float8"
         let rows = try archive.link.query(
@@ -127,19 +142,17 @@ struct PostgresPreparedSearch: PreparedSearch {
         return Int(try rows.first?.int("n") ?? 0)
     }
 
-    /// Relevance: `ts_rank` × (1 + 0.5 × e^(−age / 180 days)), age from the newest candidate; newest first on ties.
-    ///
-    /// - Complexity: O(k log k).
-    static func rank(_ candidates: [(row: PostgresRandomAccessRow, rank: Double)]) -> [(PostgresRandomAccessRow, Double)] {
-        let keyed = candidates.compactMap { candidate -> (PostgresRandomAccessRow, Int64, Int64, Double)? in
+    /// Relevance (`Relevance.order`) with `ts_rank` as the index's relevance.
+    static func rank(_ candidates: [(row: PostgresRandomAccessRow, rank: Double)], exact: Set<Int64>?)
+        -> [(PostgresRandomAccessRow, Double)]
+    {
+        var rows: [Int64: PostgresRandomAccessRow] = [:]
+        let keyed = candidates.compactMap { candidate -> (id: Int64, seconds: Int64, relevance: Double)? in
             guard let id = try? candidate.row.int("id"), let tsKey = try? candidate.row.int("ts_key") else { return nil }
-            return (candidate.row, id, tsKey / 1_000_000, candidate.rank)
+            rows[id] = candidate.row
+            return (id, tsKey / 1_000_000, candidate.rank)
         }
-        guard let newest = keyed.map(\.2).max() else { return [] }
-        let halfLife = 180.0 * 86_400
-        return keyed.map { row, id, seconds, rank -> (PostgresRandomAccessRow, Int64, Double) in
-            (row, id, rank * (1 + 0.5 * exp(-Double(newest - seconds) / halfLife)))
-        }.sorted { $0.2 != $1.2 ? $0.2 > $1.2 : $0.1 > $1.1 }.map { ($0.0, $0.2) }
+        return Relevance.order(keyed, exact: exact).compactMap { ranked in rows[ranked.id].map { ($0, ranked.score) } }
     }
 }
 

@@ -75,9 +75,10 @@ enum PostgresTokens {
         words.count == 1 ? lexeme(words[0]) : "(" + words.map(lexeme).joined(separator: " <-> ") + ")"
     }
 
-    /// The `tsquery` of a search: every word (AND), none of the excluded ones; nil without words.
-    static func query(_ search: ResolvedSearch) -> String? {
-        let all = search.words.compactMap { query($0, variants: search.wordVariants) }
+    /// The `tsquery` of a search: every word (AND), none of the excluded ones; nil without words. With
+    /// `typedForms`, every word in its typed form only (the exclusions keep every form).
+    static func query(_ search: ResolvedSearch, typedForms: Bool = false) -> String? {
+        let all = search.words.compactMap { query($0, variants: search.wordVariants && !typedForms) }
         let none = search.excluded.compactMap { query($0, variants: search.wordVariants) }
         guard !all.isEmpty else { return nil }
         return (all + none.map { "!" + $0 }).joined(separator: " & ")
