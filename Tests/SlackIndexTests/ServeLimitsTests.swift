@@ -265,7 +265,8 @@ extension ServeLimitsTests {
                          "conversations.history?channel=" + channel + "&cursor=" + "b" * 100000]:
                 request = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token})
                 try:
-                    body = urllib.request.urlopen(request, timeout=30).read()
+                    # Generous: on a loaded test machine 30 s once timed out (an idle one answers in milliseconds).
+                    body = urllib.request.urlopen(request, timeout=120).read()
                 except urllib.error.HTTPError as e:
                     body = e.read()
                 answer = json.loads(body)
