@@ -43,10 +43,11 @@ enum Relevance {
             (id: candidate.id,
              score: candidate.relevance * (1 + 0.5 * exp(-Double(newest - candidate.seconds) / halfLife)))
         }
-        if let exact, let lift = scored.lazy.filter({ !exact.contains($0.id) }).map(\.score).max(), lift > 0 {
+        if let exact, let best = scored.lazy.filter({ !exact.contains($0.id) }).map(\.score).max() {
+            let lift = max(best, 0)
             for index in scored.indices where exact.contains(scored[index].id) {
-                // Strictly above: an exact hit scoring 0 still ranks over the best of the others.
-                scored[index].score = (scored[index].score + lift).nextUp
+                // Strictly above the best of the others, even for an exact hit that scored 0 (or less).
+                scored[index].score = max(scored[index].score + lift, best).nextUp
             }
         }
         return scored.sorted { lhs, rhs in lhs.score != rhs.score ? lhs.score > rhs.score : lhs.id > rhs.id }

@@ -123,6 +123,22 @@ import Testing
 
     // MARK: - Ranking
 
+    /// Messages holding the typed form come first whatever they score, scores stay in hit order, and without a typed
+    /// set the order is by score, newest first on ties.
+    @Test func typedFormsRankFirstWithScoresInOrder() {
+        let day: Int64 = 86_400
+        let candidates: [(id: Int64, seconds: Int64, relevance: Double)] = [
+            (1, 10 * day, 9.0), (2, 10 * day, 0.0), (3, 9 * day, 4.0), (4, 10 * day, 0.0), (5, 1 * day, 7.5),
+        ]
+        let typed = Relevance.order(candidates, exact: [2, 3])
+        #expect(typed.map(\.id) == [3, 2, 1, 5, 4])
+        #expect(typed.map(\.score) == typed.map(\.score).sorted(by: >))
+        #expect(Set(typed.map(\.score)).count == typed.count)
+        #expect(Relevance.order(candidates, exact: nil).map(\.id) == [1, 5, 3, 4, 2])
+        #expect(Relevance.order(candidates, exact: [1, 2, 3, 4, 5]).map(\.id) == [1, 5, 3, 4, 2])
+        #expect(Relevance.order([], exact: [1]).isEmpty)
+    }
+
     /// With no variants (each phrase its own group, weight 1) `slackindex_rank` is SQLite's bm25, row for row.
     @Test(arguments: ["fridays", "we OR the", "\"on fridays\"", "deploy* OR assignment", "fridays NOT deployed"])
     func rankWithoutGroupsIsBM25(match: String) throws {
