@@ -8,7 +8,7 @@ BINARY is a slackindex build (use a release build), ARCHIVE an SQLite archive it
 1. installs tantivy (pinned below) from PyPI into a virtual environment of its own (`--venv`, default
    ~/.cache/slackindex/tantivy-venv) and re-runs itself there;
 2. reads every message's search text and conversation from ARCHIVE (read-only, no tokenizer needed);
-3. writes a query file unless given one (`--queries`): 200 queries with a fixed seed, drawn from the texts
+3. writes a query file unless given one (`--queries`): up to 200 queries with a fixed seed, drawn from the texts
    themselves: 60 rare words (2-20 messages), 60 medium (100-1,000), 30 common (over 1% of the messages),
    30 two-word phrases taken from messages, 20 medium words with `in:#channel`;
 4. indexes the same texts in tantivy (English stemming tokenizer `en_stem`, the conversation as a raw field) in a
