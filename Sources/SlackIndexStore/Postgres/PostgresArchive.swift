@@ -158,17 +158,19 @@ extension PostgresArchive {
         throw unavailable("check")
     }
     package func attachmentProblems() throws -> [String: Int] { throw unavailable("check") }
-    package func rebuildSearchIndex() throws { throw unavailable("check --repair") }
+    /// Rebuilds every message's search vector from its stored search text, in one transaction.
+    package func rebuildSearchIndex() throws { try link.transaction { try PostgresSchema.reindex(link) } }
     package func recountMessageCounts() throws { throw unavailable("check --repair") }
     package func refreshAllReplyCounts() throws { throw unavailable("check --repair") }
     package func repairAttachmentsAndBlocks(unreferencedBlocks: [Int64]) throws { throw unavailable("check --repair") }
     package func markForReimport(messageIDs: [Int64]) throws { throw unavailable("check --repair") }
     package func recountedMessageCounts() throws -> [Int64: [Int]] { throw unavailable("check") }
     package func keptMessageCounts() throws -> [Int64: [Int]] { throw unavailable("check") }
-    package func repackOldBlocks(progress: (_ done: Int, _ total: Int) -> Void) throws -> RepackSummary? {
-        throw unavailable("upgrade")
-    }
-    package func reclaimFreeSpace() throws -> Int64 { throw unavailable("upgrade --vacuum") }
+    /// Nil: a PostgreSQL row holds its JSON as text, never in packed blocks, so there is nothing to repack.
+    package func repackOldBlocks(progress: (_ done: Int, _ total: Int) -> Void) throws -> RepackSummary? { nil }
+    /// 0: PostgreSQL's autovacuum makes dead rows' space reusable, and only the operator's `VACUUM FULL` (which
+    /// locks the tables) gives it back to the disk; `upgrade` leaves that to them.
+    package func reclaimFreeSpace() throws -> Int64 { 0 }
     package func pageCount() throws -> Int { throw unavailable("page counts (tests)") }
     package func fileBytes() throws -> Int64 { fileSize }
     package func limitSizeForTesting(pages: Int?) throws { throw unavailable("size limits (tests)") }
