@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "SlackIndex", targets: ["SlackIndex", "SlackIndexStore"]),
         .executable(name: "slackindex", targets: ["slackindex"]),
+        .executable(name: "slackindex-mcp", targets: ["slackindex-mcp"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -93,12 +94,20 @@ let package = Package(
             dependencies: [
                 "SlackIndex",
                 "SlackIndexServer",
-                "SlackIndexMCP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["CommitStamp"]
+        ),
+        // What `slackindex mcp` runs once it has checked its arguments: its own executable, because the MCP SDK
+        // imports FoundationNetworking (libcurl and ~25 libraries behind it), which made every command's start
+        // 10-20 ms slower while it was linked into `slackindex` (a Foundation program starts in 0.01 s, one that
+        // imports FoundationNetworking in 0.02-0.03 s: docs/performance.md).
+        .executableTarget(
+            name: "slackindex-mcp",
+            dependencies: ["SlackIndex", "SlackIndexMCP"],
+            swiftSettings: swiftSettings
         ),
         // `slackindex --version`'s commit: `git rev-parse` before each build (Plugins/CommitStamp).
         .plugin(name: "CommitStamp", capability: .buildTool()),
@@ -112,7 +121,8 @@ let package = Package(
             name: "SlackIndexTests",
             // Depends on the executable so `swift test` builds it for the CLI tests.
             dependencies: [
-                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "SlackIndexMCP", "slackindex", "CSlackZlib",
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "SlackIndexMCP", "slackindex", "slackindex-mcp",
+                "CSlackZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -10,8 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-.build/debug}"
 fresh=.ci/fresh-image-packages.txt
-binary="$build/slackindex"
-[ -x "$binary" ] || { echo "check-build-packages: no $binary; build first" >&2; exit 1; }
+binaries=("$build/slackindex" "$build/slackindex-mcp")
+for binary in "${binaries[@]}"; do
+    [ -x "$binary" ] || { echo "check-build-packages: no $binary; build first" >&2; exit 1; }
+done
 
 files=$(mktemp)
 trap 'rm -f "$files"' EXIT
@@ -19,8 +21,10 @@ trap 'rm -f "$files"' EXIT
 # a symbolic link), leaving out the packages' own sources under .build and the toolchain's.
 find -L "$build" -name '*.d' -print0 2>/dev/null | xargs -0 -r cat \
     | tr ' \\' '\n\n' | grep -E '^/usr/(include|lib)/' | sort -u >>"$files" || true
-# Shared libraries the binary loads from the system (not Swift's own runtime, which comes with the toolchain).
-ldd "$binary" | awk '/=> \//{print $3}' | grep -E '^/(usr/)?lib' | sort -u >>"$files"
+# Shared libraries the binaries load from the system (not Swift's own runtime, which comes with the toolchain).
+for binary in "${binaries[@]}"; do
+    ldd "$binary" | awk '/=> \//{print $3}' | grep -E '^/(usr/)?lib' | sort -u >>"$files"
+done
 
 missing=0
 owners=$(mktemp)

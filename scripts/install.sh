@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds slackindex for release and installs it under PREFIX (default ~/.local): PREFIX/bin/slackindex, the man page
+# Builds slackindex for release and installs it under PREFIX (default ~/.local): PREFIX/bin/slackindex (and
+# slackindex-mcp, which `slackindex mcp` starts), the man page
 # PREFIX/share/man/man1/slackindex.1 and completions for bash, zsh and fish. Needs only what the build needs.
 #
 # The man page comes from argument-parser's own `generate-manual` tool, built in the same release build folder
@@ -13,8 +14,11 @@ prefix="${1:-$HOME/.local}"
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
 
 swift build -c release --product slackindex
+swift build -c release --product slackindex-mcp
 binary=.build/release/slackindex
 install -Dm755 "$binary" "$prefix/bin/slackindex"
+# `slackindex mcp` starts it from the same folder.
+install -Dm755 .build/release/slackindex-mcp "$prefix/bin/slackindex-mcp"
 
 # The man page, from the command's own help.
 swift build -c release --product generate-manual

@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
 import SlackIndex
-import SlackIndexMCP
 
 /// `slackindex mcp`: the archive as a Model Context Protocol server on stdio, for AI assistants.
-struct MCPCommand: AsyncParsableCommand {
+struct MCPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
         abstract: "Serve the archive to AI assistants (Claude, editors) over the Model Context Protocol on stdio.",
@@ -43,17 +42,44 @@ struct MCPCommand: AsyncParsableCommand {
         if asUser != nil, token != nil { throw ValidationError("Give --as or --token, not both.") }
     }
 
-    func run() async throws {
+    /// Checks the archive and the viewer here (the errors are this command's), then replaces this process with
+    /// `slackindex-mcp` from the same folder, which serves (Package.swift says why it is apart).
+    func run() throws {
         let archive = try global.openArchive(.readOnly)
-        let tools = ArchiveTools(archive: archive, viewer: try viewer(archive))
-        try await MCPServer.run(tools, version: SlackIndexCommand.version)
+        var arguments = ["--db", archive.path, "--version-string", SlackIndexCommand.version]
+        switch try viewer(archive) {
+        case .user(let id): arguments += ["--user", id]
+        case .token(let token): setenv("SLACKINDEX_MCP_TOKEN", token, 1)
+        }
+        let server = Self.serverExecutable()
+        guard FileManager.default.isExecutableFile(atPath: server) else {
+            throw CommandError(
+                description: "\(server) is missing: it is built beside slackindex (`swift build -c release`) and "
+                    + "installed with it (`scripts/install.sh`).",
+                status: 1)
+        }
+        let argv = ([server] + arguments).map { strdup($0) } + [nil]
+        execv(server, argv)
+        throw CommandError(description: "Could not start \(server): \(String(cString: strerror(errno))).", status: 1)
+    }
+
+    /// `slackindex-mcp` in the folder of this executable (links resolved).
+    static func serverExecutable() -> String {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("slackindex-mcp").path
+    }
+
+    /// Whom the assistant answers as.
+    enum Viewer {
+        case user(String)
+        case token(String)
     }
 
     /// The viewer: `--token` (checked now, and again on every call), else `--as`, else `$SLACKINDEX_ME` or the
     /// config file's `me`.
     ///
     /// - Throws: a `CommandError` when the token is not the archive's or no user is named.
-    private func viewer(_ archive: Archive) throws -> MCPViewer {
+    private func viewer(_ archive: Archive) throws -> Viewer {
         if let token {
             guard try archive.verifyToken(token) != nil else {
                 throw CommandError(
