@@ -196,9 +196,13 @@ extension SQLiteArchive {
             // is copied, which retains a dozen strings.
             let base = blockBase[entry.page] ?? 0
             let outcome = try writer.upsert(pages[entry.page].messages, at: entry.message, rawBlockBase: base)
+            // The fields read in place, not the message copied (see above).
             copies.count(
                 outcome, conversation: pages[entry.page].messages[entry.message].conversationRowID, key: entry.key,
-                isThreadParent: pages[entry.page].messages[entry.message].threadKey == entry.key, into: &counts)
+                comesTwice: RepeatedCopies.comesTwice(
+                    key: entry.key, threadKey: pages[entry.page].messages[entry.message].threadKey,
+                    flags: pages[entry.page].messages[entry.message].flags),
+                into: &counts)
         }
         try writer.flushCounts()
         for page in pages {
@@ -278,26 +282,37 @@ extension SQLiteArchive {
 
 /// Counts a message that several pages of one import hold once, as added, updated or unchanged by what its first
 /// copy found (issue 55: a dump into an empty archive reported its thread parents, which come in their history page
-/// and their replies page, "unchanged" too). Thread parents are remembered for the whole import (there are far
-/// fewer threads than messages); other messages only among the copies of one ts next to each other in a write.
+/// and their replies page, "unchanged" too). Thread parents and replies also sent to the channel (both come in a
+/// history page and a replies page, which may be written in different transactions) are remembered for the whole
+/// import (far fewer than the messages); other messages only among the copies of one ts next to each other in a
+/// write. Before 2026-12-01 only thread parents were remembered: sample-data's Web-API-script dump in transactions
+/// of 500 messages counted 21 broadcast replies "unchanged" in an empty archive.
 struct RepeatedCopies {
     private struct Key: Hashable {
         var conversation: Int64
         var ts: Int64
     }
+    /// Outcomes of the messages that come twice (`comesTwice`), for the whole import.
     private var parents: [Key: UpsertOutcome] = [:]
     private var sameTS: (ts: Int64, outcomes: [Int64: UpsertOutcome]) = (Int64.min, [:])
+
+    /// Whether pages of one import hold a message in two places (a history page and a replies page): a thread
+    /// parent or a reply also sent to the channel.
+    /// - Complexity: O(1).
+    static func comesTwice(key: Int64, threadKey: Int64?, flags: Int64) -> Bool {
+        threadKey == key || flags & MessageFlags.broadcast.rawValue != 0
+    }
 
     /// Counts `outcome` of the message at `key` into `counts` unless an earlier copy was counted: a copy that
     /// changes a message found unchanged makes it one updated message.
     /// - Complexity: O(1).
     mutating func count(
-        _ outcome: UpsertOutcome, conversation: Int64, key ts: Int64, isThreadParent: Bool,
+        _ outcome: UpsertOutcome, conversation: Int64, key ts: Int64, comesTwice: Bool,
         into counts: inout WriteCounts
     ) {
         if ts != sameTS.ts { sameTS = (ts, [:]) }
         let key = Key(conversation: conversation, ts: ts)
-        let earlier = sameTS.outcomes[conversation] ?? (isThreadParent ? parents[key] : nil)
+        let earlier = sameTS.outcomes[conversation] ?? (comesTwice ? parents[key] : nil)
         var now = outcome
         switch (earlier, outcome) {
         case (nil, _):
@@ -309,7 +324,7 @@ struct RepeatedCopies {
             now = first
         }
         sameTS.outcomes[conversation] = now
-        if isThreadParent { parents[key] = now }
+        if comesTwice { parents[key] = now }
     }
 }
 

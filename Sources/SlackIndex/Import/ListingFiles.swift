@@ -171,7 +171,9 @@ extension Importer {
             .reduce(into: found.names) { names, id in names[id] = names[id] ?? id }
         for (id, name) in names {
             if let kind = Importer.kind(ofConversationID: id) {
-                conversationNames[id] = (name, kind)
+                // A `G…` id is a private channel or a group DM; Slack names its group DMs `mpdm-ann--bo-1`.
+                let isGroupDM = kind == .private && Conversation.groupMessageMembers(name) != nil
+                conversationNames[id] = (name, isGroupDM ? .mpim : kind)
             } else {
                 userNames[id] = name
             }
