@@ -21,7 +21,8 @@ struct ImportCommand: ParsableCommand {
             leave search and history, and mixing sources never duplicates a message (conversation + ts). \
             Files an export carries (slackdump's __uploads/<file id>/<name> or <conversation>/attachments/\
             <file id>-<name>) are stored beside the archive as `slackindex files` would fetch them, with no \
-            download.
+            download; so are the __uploads/ and __avatars/<user id>/ (members' pictures) beside a slackdump \
+            archive's slackdump.sqlite.
 
             Exit status: 0 everything imported, 2 some files or messages were skipped, 1 nothing could be \
             imported or the import stopped (a full disk: what was committed stays, and running the same \
@@ -187,10 +188,14 @@ struct ImportCommand: ParsableCommand {
                     + "(control bytes, invalid UTF-8, NUL) kept with U+FFFD in their place")
         }
         if let a = s.attachedFiles {
-            Output.line(
+            var line =
                 "  attached:      \(Output.count(a.stored)) files stored (\(Output.bytes(a.bytes))), "
-                    + "\(Output.count(a.alreadyThere)) already there, \(Output.count(a.skipped)) not stored, "
-                    + "\(Output.count(a.unknown)) of no message (from the export's __uploads/, no download)")
+                + "\(Output.count(a.alreadyThere)) already there, \(Output.count(a.skipped)) not stored, "
+                + "\(Output.count(a.unknown)) of no message"
+            if a.avatars + a.avatarsNotStored > 0 {
+                line += "; \(Output.count(a.avatars)) avatars stored, \(Output.count(a.avatarsNotStored)) not"
+            }
+            Output.line(line + " (carried with the data, no download)")
         }
         if !s.skippedFiles.isEmpty {
             Output.line("  files skipped: \(s.skippedFiles.count) (listed above)")

@@ -597,6 +597,11 @@ extension Importer {
         summary.sources = [path]
         summary.recognise("slackdump archives")
         try recordingWriteFailure(in: &summary) { summary in try writeSlackdump(file: file, summary: &summary) }
+        // slackdump's archive folder keeps the files and avatars it downloaded beside its database.
+        if summary.stopped == nil, !summary.interrupted {
+            try storeSlackdumpFolderFiles(
+                in: URL(fileURLWithPath: file).deletingLastPathComponent().path, summary: &summary)
+        }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }

@@ -183,6 +183,58 @@ struct AttachedFile: Sendable {
         return nil
     }
 
+    /// What slackdump's `__uploads/<file id>/<name>` folder at `folderPath` holds (in an export made with file
+    /// downloads, or beside a `slackdump.sqlite`): the files, the entries of another shape (ignored, reported) and
+    /// what cannot be read. Links that lead outside `root` are not followed.
+    ///
+    /// - Complexity: O(n log n) for the folder's n entries.
+    static func uploads(in folderPath: String, root: String) -> (
+        files: [AttachedFile], ignored: [String], unreadable: [ImportSummary.SkippedFile]
+    ) {
+        var files: [AttachedFile] = []
+        var ignored: [String] = []
+        guard case .success(let ids) = ExportFiles.names(in: folderPath) else {
+            return ([], [], [.init(path: folderPath, reason: "the folder cannot be read")])
+        }
+        for id in ids.names.sorted() {
+            let idPath = folderPath + "/" + id
+            guard isFileID(id), case .success(.folder) = ExportFiles.kind(of: idPath, inside: root),
+                case .success(let names) = ExportFiles.names(in: idPath)
+            else {
+                ignored.append(idPath)
+                continue
+            }
+            for name in names.names.sorted() {
+                let filePath = idPath + "/" + name
+                guard case .success(.file(let size)) = ExportFiles.kind(of: filePath, inside: root) else {
+                    ignored.append(filePath)
+                    continue
+                }
+                files.append(AttachedFile(fileID: id, name: name, size: size, place: .path(filePath)))
+            }
+        }
+        return (files, ignored, [])
+    }
+
+    /// The bytes of the file at `filePath` inside the folder `root` (links resolved must stay inside it), at most
+    /// `limit` of them.
+    ///
+    /// - Throws: `ImportError.unreadable` saying why (too large, not a file, outside the folder, unreadable).
+    static func read(_ filePath: String, inside root: String, limit: UInt64) throws -> Data {
+        switch ExportFiles.kind(of: filePath, inside: root) {
+        case .success(.file(let size)) where UInt64(clamping: size) <= limit:
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: filePath))
+            } catch {
+                throw ImportError.unreadable(path: filePath, reason: ExportFiles.reason(for: error))
+            }
+        case .success(.file(let size)):
+            throw ImportError.unreadable(path: filePath, reason: "it is \(size) bytes, over the \(limit) stored per file")
+        case .success: throw ImportError.unreadable(path: filePath, reason: "it is not a file")
+        case .failure(let failure): throw ImportError.unreadable(path: filePath, reason: failure.reason)
+        }
+    }
+
     /// `F` and 2 to 31 capitals and digits: Slack's file ids.
     static func isFileID(_ text: some StringProtocol) -> Bool {
         let bytes = Array(text.utf8)
@@ -272,18 +324,7 @@ struct FolderExportSource: ExportSource {
 
     func read(_ file: AttachedFile, limit: UInt64) throws -> Data {
         guard case .path(let filePath) = file.place else { throw ImportError.unreadable(path: path, reason: "not in this export") }
-        switch ExportFiles.kind(of: filePath, inside: resolvedRoot) {
-        case .success(.file(let size)) where UInt64(clamping: size) <= limit:
-            do {
-                return try Data(contentsOf: URL(fileURLWithPath: filePath))
-            } catch {
-                throw ImportError.unreadable(path: filePath, reason: ExportFiles.reason(for: error))
-            }
-        case .success(.file(let size)):
-            throw ImportError.unreadable(path: filePath, reason: "it is \(size) bytes, over the \(limit) stored per file")
-        case .success: throw ImportError.unreadable(path: filePath, reason: "it is not a file")
-        case .failure(let failure): throw ImportError.unreadable(path: filePath, reason: failure.reason)
-        }
+        return try AttachedFile.read(filePath, inside: resolvedRoot, limit: limit)
     }
 
     /// What the folders of an export hold, gathered while listing them.
@@ -299,27 +340,10 @@ struct FolderExportSource: ExportSource {
 
         /// Lists slackdump's `__uploads/<file id>/<name>`: the files it downloaded. Other entries are ignored (said).
         mutating func addUploads(at folderPath: String, root: String) {
-            guard case .success(let ids) = ExportFiles.names(in: folderPath) else {
-                unreadable.append(.init(path: folderPath, reason: "the folder cannot be read"))
-                return
-            }
-            for id in ids.names.sorted() {
-                let idPath = folderPath + "/" + id
-                guard AttachedFile.isFileID(id), case .success(.folder) = ExportFiles.kind(of: idPath, inside: root),
-                    case .success(let names) = ExportFiles.names(in: idPath)
-                else {
-                    ignored.append(idPath)
-                    continue
-                }
-                for name in names.names.sorted() {
-                    let filePath = idPath + "/" + name
-                    guard case .success(.file(let size)) = ExportFiles.kind(of: filePath, inside: root) else {
-                        ignored.append(filePath)
-                        continue
-                    }
-                    attached.append(AttachedFile(fileID: id, name: name, size: size, place: .path(filePath)))
-                }
-            }
+            let found = AttachedFile.uploads(in: folderPath, root: root)
+            attached += found.files
+            ignored += found.ignored
+            unreadable += found.unreadable
         }
 
         /// Lists slackdump's `<conversation>/attachments/<file id>-<name>` (its standard layout); false when

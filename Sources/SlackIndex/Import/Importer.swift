@@ -11,7 +11,7 @@ public final class Importer: Sendable {
     /// Called after every batch the writer writes (commits group several batches).
     public typealias ProgressHandler = @Sendable (ImportProgress) -> Void
 
-    let archive: any ImportSink & Directory & Timelines & FileArchive
+    let archive: any ImportSink & Directory & Timelines & FileArchive & WorkspaceImages
     private let batchSize: Int
     private let queueDepth: Int
     /// Messages per transaction of an export's import (`Archive.bulkImport`).
@@ -46,7 +46,7 @@ public final class Importer: Sendable {
 
     /// An importer into an archive's roles (the import sink, names for messages, message times).
     package init(
-        store: any ImportSink & Directory & Timelines & FileArchive, batchSize: Int = 2_000, queueDepth: Int = 4,
+        store: any ImportSink & Directory & Timelines & FileArchive & WorkspaceImages, batchSize: Int = 2_000, queueDepth: Int = 4,
         commitMessages: Int? = nil, stop: StopSignal? = nil
     ) {
         self.archive = store

@@ -75,7 +75,7 @@ public final class Synchronizer: Sendable {
 
     public typealias ProgressHandler = @Sendable (Progress) -> Void
 
-    private let archive: any ImportSink & SyncState & Directory & Timelines & FileArchive
+    private let archive: any ImportSink & SyncState & Directory & Timelines & FileArchive & WorkspaceImages
     private let client: SlackWebClient
     private let options: Options
 
