@@ -54,8 +54,8 @@ struct MCPCommand: ParsableCommand {
         let server = Self.serverExecutable()
         guard FileManager.default.isExecutableFile(atPath: server) else {
             throw CommandError(
-                description: "\(server) is missing: it is built beside slackindex (`swift build -c release`) and "
-                    + "installed with it (`scripts/install.sh`).",
+                description: "\(server) is missing: build it beside slackindex (`swift build -c release --product "
+                    + "slackindex-mcp`), or install both with `scripts/install.sh`.",
                 status: 1)
         }
         let argv = ([server] + arguments).map { strdup($0) } + [nil]

@@ -192,3 +192,23 @@ import Testing
         #expect(help.stdout.contains("slackindex \(command)"))
     }
 }
+
+extension CLITests {
+    /// The README's first command builds `slackindex` alone (issue 48): `mcp` without `slackindex-mcp` beside it says
+    /// how to build or install it, exit 1.
+    @Test func mcpWithoutItsServerBinarySaysHowToBuildIt() throws {
+        let folder = TestSupport.temporaryDirectory()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let alone = folder.appendingPathComponent("slackindex")
+        try FileManager.default.copyItem(at: try #require(Self.binary), to: alone)
+        let db = folder.appendingPathComponent("a.sqlite").path
+        let imported = try Self.run(["--db", db, "import", TestSupport.sampleZip, "--quiet"])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let run = try Self.run(executable: alone, ["--db", db, "mcp", "--as", "U0T28J57VPZ"])
+        #expect(run.status == 1)
+        #expect(
+            run.stderr.contains(
+                "slackindex-mcp is missing: build it beside slackindex (`swift build -c release --product "
+                    + "slackindex-mcp`), or install both with `scripts/install.sh`."), "\(run.stderr)")
+    }
+}
