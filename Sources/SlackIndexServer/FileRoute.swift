@@ -24,11 +24,21 @@ enum FileRoute {
         case .success(let admitted): caller = admitted
         case .failure(let refusal): return refusal.response
         }
+        // `?thumb=1`: the image's thumbnail (`slackindex files` stores Slack's `thumb_480`), to the same readers.
+        let thumbnail = parameters["thumb"] == "1"
         let found = try? await NIOThreadPool.singleton.runIfActive { () -> (FileBlob, String?, String)? in
             let token = try api.verifiedToken(caller)
             let store = FileBlobs(archivePath: api.archive.path)
-            guard let (blob, name) = try api.archive.visibleFileBlob(id: id, to: token),
-                let path = store.path(of: blob.sha256), store.contains(blob.sha256, size: blob.size)
+            let visible: (FileBlob, String?)?
+            if thumbnail {
+                visible = try api.archive.visibleFileThumb(id: id, to: token).flatMap {
+                    FileType.isImage($0.contentType) ? ($0, nil) : nil
+                }
+            } else {
+                visible = try api.archive.visibleFileBlob(id: id, to: token)
+            }
+            guard let (blob, name) = visible, let path = store.path(of: blob.sha256),
+                store.contains(blob.sha256, size: blob.size)
             else { return nil }
             return (blob, name, path)
         }

@@ -151,6 +151,11 @@ extension SlackAPI {
                     try archive.storedFileTypes(messageIDs: messages.map(\.rowID)).sorted { $0.key < $1.key }
                         .map { ($0.key, .string($0.value)) })
             ),
+            // Which of them have a stored thumbnail (served at /files/ID?thumb=1).
+            (
+                "stored_thumbs",
+                .array(try archive.storedThumbnails(messageIDs: messages.map(\.rowID)).sorted().map { .string($0) })
+            ),
         ]
     }
 

@@ -154,4 +154,10 @@ extension Migrations {
     static func v16WorkspaceImages(_ db: Database) throws {
         try SQLiteArchive.createWorkspaceImageTables(db)
     }
+
+    /// Migration v17 (`fileThumbnails`): the blob of the file store that holds each image file's thumbnail, once
+    /// fetched from Slack's `thumb_*` URL.
+    static func v17FileThumbnails(_ db: Database) throws {
+        try SQLiteArchive.createFileThumbTable(db)
+    }
 }

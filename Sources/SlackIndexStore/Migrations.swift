@@ -22,6 +22,7 @@ enum Migrations {
         (indexCheck, v14IndexCheck),
         (fileBlobs, v15FileBlobs),
         (workspaceImages, v16WorkspaceImages),
+        (fileThumbnails, v17FileThumbnails),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -35,6 +36,9 @@ enum Migrations {
 
     /// The migration that adds avatars and custom emoji (v16): new tables, no layout of old data changed.
     static let workspaceImages = "v16 avatars and custom emoji"
+
+    /// The migration that adds image files' thumbnails (v17): a new table, no layout of old data changed.
+    static let fileThumbnails = "v17 file thumbnails"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"

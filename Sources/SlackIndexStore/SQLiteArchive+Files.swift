@@ -20,6 +20,8 @@ public struct ArchivedFile: Sendable, Hashable {
     public var conversationID: String
     /// The message's ts in microseconds.
     public var tsKey: Int64
+    /// The row id of the (first) message carrying it, whose JSON holds the file object (thumbnails' URLs).
+    public var messageID: Int64
 }
 
 /// A stored file's bytes: where they are in the archive's file store (``FileBlobs``) and what they are.
@@ -82,6 +84,85 @@ extension SQLiteArchive {
                     PRIMARY KEY (message_id, file_id)
                 ) WITHOUT ROWID;
                 """)
+    }
+
+    /// The schema of migration v17: the thumbnail of an image file (Slack's `thumb_480`, or the nearest size),
+    /// fetched so that the web UI does not load a whole photo to show it in a timeline. Written to run again
+    /// harmlessly.
+    static func createFileThumbTable(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS file_thumb (
+                    file_id TEXT PRIMARY KEY,
+                    url TEXT NOT NULL,
+                    sha256 TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    content_type TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+    }
+
+    /// Every stored thumbnail, by file id.
+    ///
+    /// - Complexity: O(n).
+    package func fileThumbs() throws -> [String: FileBlob] {
+        try pool.read { db in try Self.blobsByFile(in: "file_thumb", db) }
+    }
+
+    /// The blobs of `table` (`file_blob` or `file_thumb`: `file_id`, `sha256`, `size`, `content_type`) by file id.
+    private static func blobsByFile(in table: String, _ db: Database) throws -> [String: FileBlob] {
+        var out: [String: FileBlob] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT file_id, sha256, size, content_type FROM \(table)")
+        while let row = try rows.next() {
+            out[row["file_id"]] = FileBlob(sha256: row["sha256"], size: row["size"], contentType: row["content_type"])
+        }
+        return out
+    }
+
+    /// Records that file `id`'s thumbnail, fetched from `url`, is `blob` (already durable in the file store).
+    ///
+    /// - Throws: `StoreError.writeFailed` when the archive cannot be written (a full disk).
+    /// - Complexity: O(log n).
+    package func recordFileThumb(id: String, url: String, blob: FileBlob) throws {
+        do {
+            try pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO file_thumb (file_id, url, sha256, size, content_type)
+                        VALUES (?, ?, ?, ?, ?)
+                        """, arguments: [id, url, blob.sha256, blob.size, blob.contentType])
+            }
+        } catch {
+            throw StoreError.writeFailure(error, path: path) ?? error
+        }
+    }
+
+    /// The thumbnail of a file whose conversation `token` may read (the file's own rule); nil otherwise.
+    ///
+    /// - Complexity: that of ``visibleFileBlob(id:to:)``, plus O(log n).
+    package func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob? {
+        guard try visibleFileBlob(id: id, to: token) != nil else { return nil }
+        return try pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT sha256, size, content_type FROM file_thumb WHERE file_id = ?", arguments: [id]
+            ).map { FileBlob(sha256: $0["sha256"], size: $0["size"], contentType: $0["content_type"]) }
+        }
+    }
+
+    /// The files among those of `messageIDs` whose thumbnail is stored.
+    ///
+    /// - Complexity: O(messages × their files).
+    package func storedThumbnails(messageIDs: [Int64]) throws -> Set<String> {
+        guard !messageIDs.isEmpty else { return [] }
+        return try pool.read { db in
+            Set(
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT t.file_id FROM file f JOIN file_thumb t ON t.file_id = f.file_id
+                        WHERE f.message_id IN (\(messageIDs.map { _ in "?" }.joined(separator: ",")))
+                        """, arguments: StatementArguments(messageIDs)))
+        }
     }
 
     /// Adds a text file's words to the search index entry of every message (not deleted) that carries it, so a
@@ -221,7 +302,7 @@ extension SQLiteArchive {
                 db,
                 sql: """
                     SELECT f.file_id, f.name, f.title, f.mimetype, f.filetype, f.size, f.mode, f.url_private,
-                        f.url_download, c.slack_id, m.ts_key
+                        f.url_download, c.slack_id, m.ts_key, m.id AS message_id
                     FROM file f JOIN message m ON m.id = f.message_id JOIN conversation c ON c.id = m.conversation_id
                     WHERE \(conditions.joined(separator: " AND "))
                     ORDER BY m.id, f.position
@@ -236,7 +317,7 @@ extension SQLiteArchive {
                         id: id, name: row["name"], title: row["title"], mimetype: row["mimetype"],
                         filetype: row["filetype"], size: row["size"], mode: row["mode"],
                         urlPrivate: row["url_private"], urlDownload: row["url_download"],
-                        conversationID: row["slack_id"], tsKey: row["ts_key"]))
+                        conversationID: row["slack_id"], tsKey: row["ts_key"], messageID: row["message_id"]))
             }
             return out
         }
@@ -246,14 +327,7 @@ extension SQLiteArchive {
     ///
     /// - Complexity: O(fetched files).
     package func fileBlobs() throws -> [String: FileBlob] {
-        try pool.read { db in
-            var out: [String: FileBlob] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT file_id, sha256, size, content_type FROM file_blob")
-            while let row = try rows.next() {
-                out[row["file_id"]] = FileBlob(sha256: row["sha256"], size: row["size"], contentType: row["content_type"])
-            }
-            return out
-        }
+        try pool.read { db in try Self.blobsByFile(in: "file_blob", db) }
     }
 
     /// The blob of file `id`, when it was fetched.

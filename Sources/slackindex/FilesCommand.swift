@@ -15,7 +15,9 @@ struct FilesCommand: AsyncParsableCommand {
             again fetches only what is missing. A few requests run at once; HTTP 429 Retry-After is honoured \
             exactly, 5xx answers and dropped connections are retried with backoff. Deleted files (tombstones, \
             hidden_by_limit, 404) are counted as gone; files hosted elsewhere (external) are left there and the \
-            token is only ever sent to *.slack.com (or to --file-host). `serve` shows what was fetched.
+            token is only ever sent to *.slack.com (or to --file-host). `serve` shows what was fetched. For \
+            each stored image over 64 KiB, Slack's thumbnail (thumb_480, else the nearest size) is stored too: \
+            the web UI shows it and opens the whole image on a click.
 
             Then the workspace's images, which the web UI shows from the archive: members' profile images (the \
             URLs users.json or a sync recorded) and custom emoji, listed with emoji.list (the token needs \
@@ -236,6 +238,11 @@ struct FilesCommand: AsyncParsableCommand {
                     + "poppler-utils (pdftotext), then run `slackindex files` again.")
         }
         if r.deduplicated > 0 { Output.line("  \(Output.count(r.deduplicated)) had the same bytes as a stored file: kept once.") }
+        if r.thumbnails + r.thumbnailsAlreadyThere + r.thumbnailsFailed > 0 {
+            Output.line(
+                "  thumbnails of images: \(Output.count(r.thumbnails)) stored, \(Output.count(r.thumbnailsAlreadyThere)) "
+                    + "already there, \(Output.count(r.thumbnailsFailed)) not stored (the whole image is shown instead)")
+        }
         Output.line(
             "  \(Output.count(r.requests)) requests, \(r.rateLimited) rate-limited, "
                 + String(format: "%.1f s waited.", r.waitedSeconds))

@@ -2,11 +2,13 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTesting
 import NIOCore
 import Synchronization
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexServer
 @testable import SlackIndexStore
 
 /// A stand-in for Slack's file host on loopback: answers `/files-pri/T1-<id>/…` by the file id, and counts requests
@@ -376,5 +378,90 @@ final class FileHostStandIn: Sendable {
         let badSize = try CLITests.run(arguments + ["--max-size", "lots"], environment: ["XDG_CONFIG_HOME": config])
         #expect(badSize.status == 64)
         await host.stop()
+    }
+}
+
+/// Thumbnails (issue 52: "images inline, thumbnails, click for the full image"): `files` stores Slack's
+/// `thumb_480` (or the nearest size) of each stored image larger than 64 KiB, `serve` answers it at
+/// `/files/ID?thumb=1` to the file's readers only, and the web UI's timeline page lists which files have one.
+extension FileFetchTests {
+    static let photo: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 3, count: 100_000)
+    static let thumb: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 4, count: 2_000)
+
+    static func thumbnailExport() throws -> URL {
+        func message(_ ts: String, _ id: String, _ name: String, size: Int, thumbs: String) -> String {
+            let file = Self.file(id, name: name, mimetype: "image/png", size: size)
+            let withThumbs = String(file.dropLast()) + "," + thumbs + "}"
+            return #"{"type":"message","user":"U1","text":"\#(name)","ts":"\#(ts)","files":[\#(withThumbs)]}"#
+        }
+        let tmb = "https://files.slack.com/files-tmb"
+        let day = "[" + [
+            message("1714000000.000100", "FPHOTO", "photo.png", size: photo.count,
+                    thumbs: #""thumb_64":"\#(tmb)/T1-FPHOTO-small/p_64.png","thumb_480":"\#(tmb)/T1-FPHOTO-tmb/p_480.png""#),
+            message("1714000000.000200", "FSMALL", "icon.png", size: png.count,
+                    thumbs: #""thumb_480":"\#(tmb)/T1-FSMALL-tmb/i_480.png""#),
+            message("1714000000.000300", "FBADTHUMB", "scan.png", size: photo.count,
+                    thumbs: #""thumb_360":"\#(tmb)/T1-FBADTHUMB-tmb/s_360.png""#),
+            message("1714000000.000400", "FNOTHUMB", "plain.png", size: photo.count, thumbs: #""pretty_type":"PNG""#),
+        ].joined(separator: ",") + "]"
+        return try TestSupport.writeExport([
+            "users.json": #"[{"id":"U1","name":"ann","team_id":"T1"},{"id":"U2","name":"bo","team_id":"T1"}]"#,
+            "channels.json": #"[{"id":"C1","name":"general","created":"1433558319","members":["U1","U2"]}]"#,
+            "groups.json": #"[{"id":"G1","name":"secret","created":"1433558319","members":["U1"]}]"#,
+            "secret/2024-04-24.json": day,
+        ])
+    }
+
+    @Test func imagesThumbnailsAreStoredOnceAndServedToTheirReadersOnly() async throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: try Self.thumbnailExport().path)
+        let host = FileHostStandIn([
+            "FPHOTO": .ok(Self.photo), "FPHOTO-tmb": .ok(Self.thumb), "FPHOTO-small": .ok(Self.thumb),
+            "FSMALL": .ok(Self.png), "FSMALL-tmb": .ok(Self.thumb),
+            "FBADTHUMB": .ok(Self.photo), "FBADTHUMB-tmb": .status(404),
+            "FNOTHUMB": .ok(Self.photo),
+        ])
+        let base = try await host.start()
+        var policy = SlackWebClient.Policy()
+        policy.maxAttempts = 1
+        let client = try SlackWebClient(baseURL: base, token: "xoxp-test-token", policy: policy)
+        var options = FileFetcher.Options()
+        options.fileHost = base
+        let first = try await FileFetcher(archive: archive, client: client, options: options).run()
+        #expect(first.downloaded == 4, "\(first)")
+        #expect(first.thumbnails == 1 && first.thumbnailsFailed == 1 && first.thumbnailsAlreadyThere == 0, "\(first)")
+        #expect(first.notFetched == 0, "a thumbnail is not a file: \(first)")
+        #expect(host.requests("FPHOTO-tmb") == 1 && host.requests("FPHOTO-small") == 0, "thumb_480 first")
+        #expect(host.requests("FSMALL-tmb") == 0, "a 3 KB image is shown as it is")
+        let stored = try archive.store.fileThumbs()
+        #expect(Set(stored.keys) == ["FPHOTO"])
+        #expect(stored["FPHOTO"]?.sha256 == Self.sha256(Self.thumb) && stored["FPHOTO"]?.contentType == "image/jpeg")
+
+        let second = try await FileFetcher(archive: archive, client: client, options: options).run()
+        #expect(second.thumbnails == 0 && second.thumbnailsAlreadyThere == 1 && second.thumbnailsFailed == 1, "\(second)")
+        #expect(host.requests("FPHOTO-tmb") == 1, "not asked for again")
+        await client.shutdown()
+        await host.stop()
+
+        let api = SlackAPI(archive: archive)
+        let member = try archive.createToken(userID: "U1").token
+        let outsider = try archive.createToken(userID: "U2").token
+        let router = SlackAPIServer.buildRouter(api: api, ui: WebUI())
+        func get(_ path: String, _ token: String) async throws -> (HTTPResponse.Status, [UInt8], String?) {
+            try await Application(router: router).test(.router) { client in
+                try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(token)"]) {
+                    ($0.status, Array(buffer: $0.body), $0.headers[.contentType])
+                }
+            }
+        }
+        let thumbnail = try await get("/files/FPHOTO?thumb=1", member)
+        #expect(thumbnail.0 == .ok && thumbnail.1 == Self.thumb && thumbnail.2 == "image/jpeg")
+        #expect(try await get("/files/FPHOTO", member).1 == Self.photo, "the whole image stays at its own URL")
+        #expect(try await get("/files/FPHOTO?thumb=1", outsider).0 == .notFound)
+        #expect(try await get("/files/FSMALL?thumb=1", member).0 == .notFound)
+
+        let page = await api.call("slackindex.timeline", parameters: ["channel": "G1"], bearer: member)
+        #expect(page.body.contains(#""stored_thumbs":["FPHOTO"]"#), "\(page.body)")
+        #expect(WebAssets.script.contains("S.thumbs.has(f.id) ? url + '?thumb=1' : url"))
     }
 }

@@ -144,6 +144,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v14 index entries lost after edits';
                     DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
                     DELETE FROM grdb_migrations WHERE identifier = 'v16 avatars and custom emoji';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v17 file thumbnails';
                     """)
             try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }

@@ -67,6 +67,12 @@ public struct FileFetcher: Sendable {
         public var problems: [String] = []
         /// Stored PDFs whose text is not searchable because `pdftotext` (poppler-utils) is not installed.
         public var pdfsWithoutText = 0
+        /// Thumbnails of stored images (Slack's `thumb_480`, or the nearest size) fetched and stored now.
+        public var thumbnails = 0
+        /// Thumbnails stored by an earlier run: not asked for.
+        public var thumbnailsAlreadyThere = 0
+        /// Thumbnails not stored (an HTTP error, not an image, over the cap); the web UI shows the whole image.
+        public var thumbnailsFailed = 0
 
         /// Files that should be in the store and are not.
         public var notFetched: Int { gone + refused + tooLarge + failed }
@@ -77,6 +83,9 @@ public struct FileFetcher: Sendable {
             case files, downloaded, gone, refused, failed, external, bytes, deduplicated, requests, seconds, problems
             case alreadyThere = "already_there"
             case pdfsWithoutText = "pdfs_without_text"
+            case thumbnails
+            case thumbnailsAlreadyThere = "thumbnails_already_there"
+            case thumbnailsFailed = "thumbnails_failed"
             case tooLarge = "too_large"
             case rateLimited = "rate_limited"
             case waitedSeconds = "waited_seconds"
@@ -92,7 +101,7 @@ public struct FileFetcher: Sendable {
         public var elapsed: Double
     }
 
-    private let archive: any FileArchive & Directory
+    private let archive: any FileArchive & Directory & Timelines
     private let client: SlackWebClient
     private let blobs: FileBlobs
     private let options: Options
@@ -118,6 +127,7 @@ public struct FileFetcher: Sendable {
         }
         let files = try archive.archivedFiles(selection).filter { Self.matches($0, types: options.types) }
         let stored = try archive.fileBlobs()
+        let thumbs = try archive.fileThumbs()
         blobs.removeAbandonedTemporaries()
         let state = RunState(total: files.count)
         let workers = max(1, min(options.parallel, files.count))
@@ -133,8 +143,10 @@ public struct FileFetcher: Sendable {
                         guard index < files.count else { return }
                         let file = files[index]
                         let outcome = try await fetch(file, known: stored[file.id])
+                        let thumbnail = try await fetchThumbnail(of: file, after: outcome, known: thumbs[file.id])
                         let (snapshot, failingSince) = state.value.withLock { s -> (Progress, Int) in
                             s.report.record(outcome, file: file)
+                            s.report.record(thumbnail)
                             switch outcome {
                             case .failed: s.failuresInARow += 1
                             case .downloaded: s.failuresInARow = 0
@@ -241,6 +253,74 @@ public struct FileFetcher: Sendable {
         }
     }
 
+    /// What became of one file's thumbnail.
+    enum ThumbnailOutcome {
+        /// None wanted (not a stored image, a small one, no `thumb_*` URL, or one not on Slack's host).
+        case none
+        case stored
+        case alreadyThere
+        case failed(String)
+    }
+
+    /// Images at most this large are shown as they are: a thumbnail would save little.
+    static let thumbnailFrom: Int64 = 64 * 1024
+    /// Slack's thumbnail sizes, in the order they are taken: the web UI shows images at most 360 px wide (720 on
+    /// sharp screens) and `thumb_480` is the size Slack itself shows in a timeline.
+    static let thumbnailKeys = ["thumb_480", "thumb_360", "thumb_720", "thumb_800", "thumb_960", "thumb_1024", "thumb_160"]
+
+    /// Fetches the thumbnail of `file` once it is stored as an image larger than `thumbnailFrom`: the URL is the
+    /// file object's `thumb_480` (or the nearest size) in the stored JSON of its message, asked for with the token
+    /// on Slack's host only, stored only when the bytes are an image of at most `ImageFetcher.defaultMaxBytes`.
+    private func fetchThumbnail(of file: ArchivedFile, after outcome: Outcome, known: FileBlob?) async throws
+        -> ThumbnailOutcome
+    {
+        switch outcome {
+        case .downloaded, .alreadyThere: break
+        default: return .none
+        }
+        if let known, blobs.contains(known.sha256, size: known.size) { return .alreadyThere }
+        guard let blob = try archive.fileBlob(id: file.id), FileType.isImage(blob.contentType),
+            blob.size > Self.thumbnailFrom,
+            let json = try archive.rawMessages(ids: [file.messageID])[file.messageID]?.json,
+            let address = Self.thumbnailURL(of: file.id, inMessage: json), let (url, authorized) = target(of: address)
+        else { return .none }
+        let result: SlackWebClient.Download
+        do {
+            result = try await client.download(
+                url, label: "thumbnail \(file.id)", authorized: authorized, maxBytes: ImageFetcher.defaultMaxBytes,
+                into: blobs)
+        } catch let error as RemoteError {
+            return .failed("thumbnail of \(file.id): \(error)")
+        }
+        switch result {
+        case .status(let status): return .failed("thumbnail of \(file.id): HTTP \(status)")
+        case .tooLarge: return .failed("thumbnail of \(file.id): larger than \(ImageFetcher.defaultMaxBytes) bytes")
+        case .complete(let writer, _):
+            let type = FileType.decide(prefix: writer.prefix, name: nil, mimetype: nil)
+            guard FileType.isImage(type) else {
+                writer.discard()
+                return .failed("thumbnail of \(file.id): not an image (\(type))")
+            }
+            let size = writer.size
+            let committed = try writer.commit()
+            try archive.recordFileThumb(
+                id: file.id, url: address, blob: FileBlob(sha256: committed.sha256, size: size, contentType: type))
+            return .stored
+        }
+    }
+
+    /// The `thumb_*` URL (``thumbnailKeys``, in order) of file `id` in a message's JSON (`files`, or a legacy
+    /// `file`); nil when the message has none for it.
+    static func thumbnailURL(of id: String, inMessage json: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+            return nil
+        }
+        var files = object["files"] as? [[String: Any]] ?? []
+        if let legacy = object["file"] as? [String: Any] { files.append(legacy) }
+        guard let file = files.first(where: { $0["id"] as? String == id }) else { return nil }
+        return thumbnailKeys.lazy.compactMap { file[$0] as? String }.first { !$0.isEmpty }
+    }
+
     /// Adds a text-like file's words to its messages' search entries (``Archive/indexFileText(fileID:text:)``).
     private func indexText(of id: String, _ blob: FileBlob) throws {
         try Self.indexText(of: id, blob, archive: archive, blobs: blobs)
@@ -302,6 +382,17 @@ public struct FileFetcher: Sendable {
 }
 
 extension FileFetcher.Report {
+    mutating func record(_ thumbnail: FileFetcher.ThumbnailOutcome) {
+        switch thumbnail {
+        case .none: break
+        case .stored: thumbnails += 1
+        case .alreadyThere: thumbnailsAlreadyThere += 1
+        case .failed(let why):
+            thumbnailsFailed += 1
+            if problems.count < 20 { problems.append(why) }
+        }
+    }
+
     mutating func record(_ outcome: FileFetcher.Outcome, file: ArchivedFile) {
         switch outcome {
         case .downloaded(let size, let deduplicated):

@@ -12,6 +12,8 @@ extension WebAssets {
     page: 1, mode: 'home', pendingThread: null, paintedNow: () => {},
     // Files `slackindex files` stored (served at /files/ID): id → content type, from each timeline page.
     stored: new Map(),
+    // Which of those have a stored thumbnail (/files/ID?thumb=1), shown in place of the whole image.
+    thumbs: new Set(),
     // Stored avatars (user id → /avatars/ID?v=…), custom emoji (name → /emoji/NAME?v=…, aliases resolved) and
     // custom names that alias a standard emoji (name → its name): slackindex.images, once.
     avatars: new Map(), custom: new Map(), customAlias: new Map(),
@@ -219,8 +221,9 @@ extension WebAssets {
     return { id: m.user || '?', name: profile.display_name || profile.real_name || m.username || m.user || 'unknown', bot: false };
   }
 
-  function addStored(files) {
+  function addStored(files, thumbs) {
     for (const id in files || {}) S.stored.set(id, files[id]);
+    for (const id of thumbs || []) S.thumbs.add(id);
   }
 
   // A file: a stored image inline (scaled down; a click opens the whole image), another stored file as a card that
@@ -233,7 +236,8 @@ extension WebAssets {
     const type = f.id ? S.stored.get(f.id) : undefined;
     const url = f.id ? '/files/' + encodeURIComponent(f.id) : '';
     if (type && /^image\/(png|jpeg|gif|webp)/.test(type)) {
-      return '<li class="fimage"><a href="' + esc(url) + '" target="_blank" rel="noopener"><img src="' + esc(url) +
+      const shown = S.thumbs.has(f.id) ? url + '?thumb=1' : url;
+      return '<li class="fimage"><a href="' + esc(url) + '" target="_blank" rel="noopener"><img src="' + esc(shown) +
         '" alt="' + name + '" loading="lazy"></a></li>';
     }
     const size = ' <span class="fsize">' + esc(fileSize(f.size)) + '</span>';
@@ -446,7 +450,7 @@ extension WebAssets {
       if (gen !== S.gen) return;
       if (direction === 'top') S.before = r.before; else S.after = r.after;
       addUsers(r.users);
-      addStored(r.stored_files);
+      addStored(r.stored_files, r.stored_thumbs);
       place(r.messages, direction);
     } finally {
       if (gen === S.gen) S.loading = false;
@@ -500,7 +504,7 @@ extension WebAssets {
     if (gen !== S.gen) return;
     // The page names its conversation and users: it is shown before the sidebar and the member list arrive.
     addUsers(r.users);
-    addStored(r.stored_files);
+    addStored(r.stored_files, r.stored_thumbs);
     if (!S.byId.has(id) && r.conversation) {
       addConv(r.conversation);
       showTitle();

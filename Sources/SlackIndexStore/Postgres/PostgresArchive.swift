@@ -189,6 +189,10 @@ extension PostgresArchive {
     package func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]] {
         throw unavailable("files")
     }
+    package func fileThumbs() throws -> [String: FileBlob] { throw unavailable("files") }
+    package func recordFileThumb(id: String, url: String, blob: FileBlob) throws { throw unavailable("files") }
+    package func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob? { throw unavailable("files") }
+    package func storedThumbnails(messageIDs: [Int64]) throws -> Set<String> { throw unavailable("files") }
     package func storeCustomEmoji(_ emoji: [CustomEmoji]) throws -> Int { throw unavailable("custom emoji") }
     package func workspaceImages(_ kind: WorkspaceImage.Kind) throws -> [WorkspaceImage] {
         throw unavailable("avatars and custom emoji")

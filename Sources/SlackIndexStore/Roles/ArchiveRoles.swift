@@ -274,6 +274,12 @@ package protocol FileArchive: ArchiveRole {
     func fileTextPending(fileID: String) throws -> Bool
     func storedFileTypes(messageIDs: [Int64]) throws -> [String: String]
     func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]]
+    /// Image files' thumbnails (Slack's `thumb_*`): every stored one, recording one, one for a reader allowed to
+    /// read the file, and which files of some messages have one.
+    func fileThumbs() throws -> [String: FileBlob]
+    func recordFileThumb(id: String, url: String, blob: FileBlob) throws
+    func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob?
+    func storedThumbnails(messageIDs: [Int64]) throws -> Set<String>
 }
 
 extension FileArchive {
