@@ -194,6 +194,7 @@ import Testing
 
     /// A 40×30 red PNG: the image the archive's file store holds for `F0UIIMAGE`.
     static let storedImage = png(width: 40, height: 30, rgba: [255, 0, 0, 255])
+    static let storedThumbnail = png(width: 20, height: 15, rgba: [0, 0, 255, 255])
     /// A 24×24 blue PNG: the rendered message's author's avatar.
     static let avatarImage = png(width: 24, height: 24, rgba: [0, 0, 255, 255])
     /// A 16×16 green PNG: the custom emoji `:partyparrot:` (and its alias `:yay:`).
@@ -255,6 +256,10 @@ import Testing
             return FileBlob(sha256: try writer.commit().sha256, size: size, contentType: "image/png")
         }
         try archive.store.recordFileBlob(id: "F0UIIMAGE", blob: try store(storedImage))
+        // Its thumbnail, as `slackindex files` stores Slack's thumb_480: the timeline shows it, the click the image.
+        try archive.store.recordFileThumb(
+            id: "F0UIIMAGE", url: "https://files.slack.com/files-tmb/T0-F0UIIMAGE-1/chart_480.png",
+            blob: try store(storedThumbnail))
         // The author's avatar and a custom emoji with an alias, as `slackindex files` stores them.
         let avatarURL = "https://avatars.slack-edge.com/2024-05-01/\(user)_72.png"
         try #require(archive.store as? SQLiteArchive).pool.write { db in
@@ -351,8 +356,8 @@ import Testing
         #expect(out["search_box_after"] as? String == "", "the search box is cleared after leaving the results")
         #expect(out["suggestion"] as? String == "exception", "did you mean, as in the terminal")
         let image = try #require(rendered["image"] as? [String: Any], "the stored image is shown inline")
-        #expect(image["src"] as? String == "/files/F0UIIMAGE", "from the archive")
-        #expect(image["width"] as? Int == 40 && image["link"] as? String == "/files/F0UIIMAGE")
+        #expect(image["src"] as? String == "/files/F0UIIMAGE?thumb=1", "its thumbnail, from the archive")
+        #expect(image["width"] as? Int == 20 && image["link"] as? String == "/files/F0UIIMAGE", "the click: the image")
         // The author's avatar and the custom emoji (in the text, and its alias in a reaction) from the archive, with
         // every other host unreachable (the browser's proxy is a closed port).
         let avatar = try #require(rendered["avatar"] as? [String: Any], "the stored avatar is shown")
