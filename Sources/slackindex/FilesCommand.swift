@@ -247,6 +247,7 @@ struct FilesCommand: AsyncParsableCommand {
             "  \(Output.count(r.requests)) requests, \(r.rateLimited) rate-limited, "
                 + String(format: "%.1f s waited.", r.waitedSeconds))
         for problem in r.problems { Output.error("Not fetched: \(problem)") }
+        for problem in r.thumbnailProblems { Output.error("Thumbnail not stored: \(problem)") }
         if r.refused > 0 {
             Output.error("Refused files need a user token with files:read (SLACK_TOKEN); run again with it.")
         }

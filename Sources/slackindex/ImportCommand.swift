@@ -193,7 +193,8 @@ struct ImportCommand: ParsableCommand {
                 + "\(Output.count(a.alreadyThere)) already there, \(Output.count(a.skipped)) not stored, "
                 + "\(Output.count(a.unknown)) of no message"
             if a.avatars + a.avatarsNotStored > 0 {
-                line += "; \(Output.count(a.avatars)) avatars stored, \(Output.count(a.avatarsNotStored)) not"
+                line += "; \(Output.count(a.avatars)) avatars stored (\(Output.bytes(a.avatarBytes))), "
+                    + "\(Output.count(a.avatarsNotStored)) not"
             }
             Output.line(line + " (carried with the data, no download)")
         }

@@ -430,7 +430,8 @@ extension FileFetchTests {
         let first = try await FileFetcher(archive: archive, client: client, options: options).run()
         #expect(first.downloaded == 4, "\(first)")
         #expect(first.thumbnails == 1 && first.thumbnailsFailed == 1 && first.thumbnailsAlreadyThere == 0, "\(first)")
-        #expect(first.notFetched == 0, "a thumbnail is not a file: \(first)")
+        #expect(first.notFetched == 0 && first.problems.isEmpty, "a thumbnail is not a file: \(first)")
+        #expect(first.thumbnailProblems == ["thumbnail of FBADTHUMB: HTTP 404"], "\(first)")
         #expect(host.requests("FPHOTO-tmb") == 1 && host.requests("FPHOTO-small") == 0, "thumb_480 first")
         #expect(host.requests("FSMALL-tmb") == 0, "a 3 KB image is shown as it is")
         let stored = try archive.store.fileThumbs()
@@ -463,5 +464,43 @@ extension FileFetchTests {
         let page = await api.call("slackindex.timeline", parameters: ["channel": "G1"], bearer: member)
         #expect(page.body.contains(#""stored_thumbs":["FPHOTO"]"#), "\(page.body)")
         #expect(WebAssets.script.contains("S.thumbs.has(f.id) ? url + '?thumb=1' : url"))
+    }
+}
+
+extension FileFetchTests {
+    /// A rerun over stored images whose thumbnails are missing asks only for the thumbnails: when the host is down,
+    /// the run stops after `failuresToStop` of them as it does for files, rather than waiting each one out.
+    @Test func thumbnailsThatGetNoAnswerStopTheRunLikeFiles() async throws {
+        let tmb = "https://files.slack.com/files-tmb"
+        let ids = (1...10).map { "FIMG\($0)" }
+        let day = "[" + ids.enumerated().map { index, id in
+            let file = String(Self.file(id, name: "p\(index).png", mimetype: "image/png", size: Self.photo.count).dropLast())
+                + #","thumb_480":"\#(tmb)/T1-\#(id)-tmb/p_480.png"}"#
+            return #"{"type":"message","user":"U1","text":"p\#(index)","ts":"1714000000.\#(String(format: "%06d", index + 1))","files":[\#(file)]}"#
+        }.joined(separator: ",") + "]"
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: try TestSupport.minimalExport(days: ["2024-04-24": day]).path)
+        var behaviours: [String: FileHostStandIn.Behaviour] = [:]
+        for id in ids {
+            behaviours[id] = .ok(Self.photo)
+            behaviours[id + "-tmb"] = .status(404)
+        }
+        let host = FileHostStandIn(behaviours)
+        let base = try await host.start()
+        var policy = SlackWebClient.Policy()
+        policy.maxAttempts = 1
+        // A refused connection told at once (AsyncHTTPClient would try to connect again until its timeout).
+        policy.retriesConnections = false
+        var options = FileFetcher.Options()
+        options.fileHost = base
+        options.parallel = 1
+        let client = try SlackWebClient(baseURL: base, token: "xoxp-test-token", policy: policy)
+        let first = try await FileFetcher(archive: archive, client: client, options: options).run()
+        #expect(first.downloaded == 10 && first.thumbnailsFailed == 10, "a 404 says nothing of the host's health")
+        await host.stop()
+        await #expect(throws: FileFetchError.self) {
+            _ = try await FileFetcher(archive: archive, client: client, options: options).run()
+        }
+        await client.shutdown()
     }
 }

@@ -73,6 +73,8 @@ public struct FileFetcher: Sendable {
         public var thumbnailsAlreadyThere = 0
         /// Thumbnails not stored (an HTTP error, not an image, over the cap); the web UI shows the whole image.
         public var thumbnailsFailed = 0
+        /// Why, for at most 20 of them (apart from `problems`: a thumbnail is not a file).
+        public var thumbnailProblems: [String] = []
 
         /// Files that should be in the store and are not.
         public var notFetched: Int { gone + refused + tooLarge + failed }
@@ -86,6 +88,7 @@ public struct FileFetcher: Sendable {
             case thumbnails
             case thumbnailsAlreadyThere = "thumbnails_already_there"
             case thumbnailsFailed = "thumbnails_failed"
+            case thumbnailProblems = "thumbnail_problems"
             case tooLarge = "too_large"
             case rateLimited = "rate_limited"
             case waitedSeconds = "waited_seconds"
@@ -152,6 +155,10 @@ public struct FileFetcher: Sendable {
                             case .downloaded: s.failuresInARow = 0
                             default: break  // no answer asked for, or one that says nothing of the host's health
                             }
+                            // A stored image's thumbnail is the only request a rerun makes for it: a host that
+                            // answers none of them is down as surely.
+                            if case .failed(_, hostFailing: true) = thumbnail { s.failuresInARow += 1 }
+                            if case .stored = thumbnail { s.failuresInARow = 0 }
                             s.progress.done += 1
                             if case .downloaded(let size, _) = outcome {
                                 s.progress.downloaded += 1
@@ -163,8 +170,13 @@ public struct FileFetcher: Sendable {
                         progress(snapshot)
                         // A host that fails every file (down, unreachable) ends the run rather than being waited
                         // out file by file.
-                        if failingSince >= Self.failuresToStop, case .failed(let why) = outcome {
-                            throw FileFetchError.hostFailing(files: failingSince, last: why)
+                        if failingSince >= Self.failuresToStop {
+                            if case .failed(let why) = outcome {
+                                throw FileFetchError.hostFailing(files: failingSince, last: why)
+                            }
+                            if case .failed(let why, true) = thumbnail {
+                                throw FileFetchError.hostFailing(files: failingSince, last: why)
+                            }
                         }
                     }
                 }
@@ -259,7 +271,8 @@ public struct FileFetcher: Sendable {
         case none
         case stored
         case alreadyThere
-        case failed(String)
+        /// Why; `hostFailing` when no answer came (the host down or unreachable, 5xx after the retries).
+        case failed(String, hostFailing: Bool)
     }
 
     /// Images at most this large are shown as they are: a thumbnail would save little.
@@ -290,16 +303,19 @@ public struct FileFetcher: Sendable {
                 url, label: "thumbnail \(file.id)", authorized: authorized, maxBytes: ImageFetcher.defaultMaxBytes,
                 into: blobs)
         } catch let error as RemoteError {
-            return .failed("thumbnail of \(file.id): \(error)")
+            return .failed("thumbnail of \(file.id): \(error)", hostFailing: true)
         }
         switch result {
-        case .status(let status): return .failed("thumbnail of \(file.id): HTTP \(status)")
-        case .tooLarge: return .failed("thumbnail of \(file.id): larger than \(ImageFetcher.defaultMaxBytes) bytes")
+        case .status(let status):
+            return .failed("thumbnail of \(file.id): HTTP \(status)", hostFailing: status >= 500)
+        case .tooLarge:
+            return .failed(
+                "thumbnail of \(file.id): larger than \(ImageFetcher.defaultMaxBytes) bytes", hostFailing: false)
         case .complete(let writer, _):
             let type = FileType.decide(prefix: writer.prefix, name: nil, mimetype: nil)
             guard FileType.isImage(type) else {
                 writer.discard()
-                return .failed("thumbnail of \(file.id): not an image (\(type))")
+                return .failed("thumbnail of \(file.id): not an image (\(type))", hostFailing: false)
             }
             let size = writer.size
             let committed = try writer.commit()
@@ -387,9 +403,9 @@ extension FileFetcher.Report {
         case .none: break
         case .stored: thumbnails += 1
         case .alreadyThere: thumbnailsAlreadyThere += 1
-        case .failed(let why):
+        case .failed(let why, _):
             thumbnailsFailed += 1
-            if problems.count < 20 { problems.append(why) }
+            if thumbnailProblems.count < 20 { thumbnailProblems.append(why) }
         }
     }
 

@@ -599,8 +599,14 @@ extension Importer {
         try recordingWriteFailure(in: &summary) { summary in try writeSlackdump(file: file, summary: &summary) }
         // slackdump's archive folder keeps the files and avatars it downloaded beside its database.
         if summary.stopped == nil, !summary.interrupted {
-            try storeSlackdumpFolderFiles(
-                in: URL(fileURLWithPath: file).deletingLastPathComponent().path, summary: &summary)
+            do {
+                try storeSlackdumpFolderFiles(
+                    in: URL(fileURLWithPath: file).deletingLastPathComponent().path, summary: &summary)
+            } catch let error as StoreError {
+                // A backend without a file store (PostgreSQL so far): the messages are in; the files wait.
+                guard case .notOnPostgreSQL = error else { throw error }
+                summary.notes.append("The slackdump folder's files and avatars were not stored: \(error)")
+            }
         }
         summary.seconds = Date().timeIntervalSince(started)
         return summary

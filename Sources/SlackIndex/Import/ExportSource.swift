@@ -206,7 +206,10 @@ struct AttachedFile: Sendable {
             }
             for name in names.names.sorted() {
                 let filePath = idPath + "/" + name
-                guard case .success(.file(let size)) = ExportFiles.kind(of: filePath, inside: root) else {
+                // A dot-file (macOS's `._name` beside a copied file, `.DS_Store`) is not the file: taken as it, it
+                // would be stored as the file's bytes and the real one counted as already there.
+                guard !name.hasPrefix("."), case .success(.file(let size)) = ExportFiles.kind(of: filePath, inside: root)
+                else {
                     ignored.append(filePath)
                     continue
                 }

@@ -13,8 +13,10 @@ public struct AttachedFilesSummary: Sendable, Codable, Equatable {
     public var skipped = 0
     /// Found for a file id no message of the archive carries: left out.
     public var unknown = 0
-    /// Bytes stored now.
+    /// Bytes of files stored now.
     public var bytes: Int64 = 0
+    /// Bytes of avatars stored now.
+    public var avatarBytes: Int64 = 0
     /// Members' avatars stored now from slackdump's `__avatars/<user id>/<name>` (beside a `slackdump.sqlite`).
     public var avatars = 0
     /// Avatars found there that were not stored: not an image, over `ImageFetcher.defaultMaxBytes`, unreadable, or of
@@ -31,6 +33,7 @@ public struct AttachedFilesSummary: Sendable, Codable, Equatable {
         unknown += other.unknown
         bytes += other.bytes
         avatars += other.avatars
+        avatarBytes += other.avatarBytes
         avatarsNotStored += other.avatarsNotStored
     }
 
@@ -38,6 +41,7 @@ public struct AttachedFilesSummary: Sendable, Codable, Equatable {
         case found, stored, skipped, unknown, bytes, avatars
         case alreadyThere = "already_there"
         case avatarsNotStored = "avatars_not_stored"
+        case avatarBytes = "avatar_bytes"
     }
 }
 
@@ -101,8 +105,10 @@ extension Importer {
         blobs.removeAbandonedTemporaries()
         for user in users.names.sorted() {
             let userFolder = folder + "/" + user
+            // The picture: the folder's first file that is not a dot-file (`._x.png`, `.DS_Store`).
             guard case .success(.folder) = ExportFiles.kind(of: userFolder, inside: root),
-                case .success(let names) = ExportFiles.names(in: userFolder), let name = names.names.sorted().first
+                case .success(let names) = ExportFiles.names(in: userFolder),
+                let name = names.names.sorted().first(where: { !$0.hasPrefix(".") })
             else {
                 summary.ignoredFiles.append(userFolder)
                 continue
@@ -139,7 +145,7 @@ extension Importer {
                 .avatar, key: user, url: image.url,
                 blob: FileBlob(sha256: committed.sha256, size: size, contentType: type))
             result.avatars += 1
-            result.bytes += size
+            result.avatarBytes += size
         }
         if result != AttachedFilesSummary() { summary.attachedFiles = result }
     }
