@@ -87,17 +87,17 @@ extension SQLiteArchive {
     }
 
     /// The schema of migration v17: the thumbnail of an image file (Slack's `thumb_480`, or the nearest size),
-    /// fetched so that the web UI does not load a whole photo to show it in a timeline. Written to run again
-    /// harmlessly.
+    /// fetched so that the web UI does not load a whole photo to show it in a timeline; no blob (`sha256` NULL)
+    /// when Slack answered 404 or 410 for that URL, so it is not asked for again. Written to run again harmlessly.
     static func createFileThumbTable(_ db: Database) throws {
         try db.execute(
             sql: """
                 CREATE TABLE IF NOT EXISTS file_thumb (
                     file_id TEXT PRIMARY KEY,
                     url TEXT NOT NULL,
-                    sha256 TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    content_type TEXT NOT NULL
+                    sha256 TEXT,
+                    size INTEGER,
+                    content_type TEXT
                 ) WITHOUT ROWID;
                 """)
     }
@@ -112,11 +112,39 @@ extension SQLiteArchive {
     /// The blobs of `table` (`file_blob` or `file_thumb`: `file_id`, `sha256`, `size`, `content_type`) by file id.
     private static func blobsByFile(in table: String, _ db: Database) throws -> [String: FileBlob] {
         var out: [String: FileBlob] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT file_id, sha256, size, content_type FROM \(table)")
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT file_id, sha256, size, content_type FROM \(table) WHERE sha256 IS NOT NULL")
         while let row = try rows.next() {
             out[row["file_id"]] = FileBlob(sha256: row["sha256"], size: row["size"], contentType: row["content_type"])
         }
         return out
+    }
+
+    /// The thumbnails Slack answered 404 or 410 for: file id → the URL asked.
+    ///
+    /// - Complexity: O(n).
+    package func goneThumbnails() throws -> [String: String] {
+        try pool.read { db in
+            var out: [String: String] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT file_id, url FROM file_thumb WHERE sha256 IS NULL")
+            while let row = try rows.next() { out[row["file_id"]] = row["url"] }
+            return out
+        }
+    }
+
+    /// Records that Slack has no thumbnail of file `id` at `url` (404 or 410), so later runs do not ask again
+    /// (unless the message gives another URL).
+    ///
+    /// - Throws: `StoreError.writeFailed` when the archive cannot be written (a full disk).
+    package func recordGoneThumbnail(id: String, url: String) throws {
+        do {
+            try pool.write { db in
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO file_thumb (file_id, url) VALUES (?, ?)", arguments: [id, url])
+            }
+        } catch {
+            throw StoreError.writeFailure(error, path: path) ?? error
+        }
     }
 
     /// Records that file `id`'s thumbnail, fetched from `url`, is `blob` (already durable in the file store).
@@ -144,7 +172,8 @@ extension SQLiteArchive {
         guard try visibleFileBlob(id: id, to: token) != nil else { return nil }
         return try pool.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT sha256, size, content_type FROM file_thumb WHERE file_id = ?", arguments: [id]
+                db, sql: "SELECT sha256, size, content_type FROM file_thumb WHERE file_id = ? AND sha256 IS NOT NULL",
+                arguments: [id]
             ).map { FileBlob(sha256: $0["sha256"], size: $0["size"], contentType: $0["content_type"]) }
         }
     }
@@ -159,7 +188,7 @@ extension SQLiteArchive {
                 try String.fetchAll(
                     db,
                     sql: """
-                        SELECT t.file_id FROM file f JOIN file_thumb t ON t.file_id = f.file_id
+                        SELECT t.file_id FROM file f JOIN file_thumb t ON t.file_id = f.file_id AND t.sha256 IS NOT NULL
                         WHERE f.message_id IN (\(messageIDs.map { _ in "?" }.joined(separator: ",")))
                         """, arguments: StatementArguments(messageIDs)))
         }

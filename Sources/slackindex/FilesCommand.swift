@@ -238,10 +238,11 @@ struct FilesCommand: AsyncParsableCommand {
                     + "poppler-utils (pdftotext), then run `slackindex files` again.")
         }
         if r.deduplicated > 0 { Output.line("  \(Output.count(r.deduplicated)) had the same bytes as a stored file: kept once.") }
-        if r.thumbnails + r.thumbnailsAlreadyThere + r.thumbnailsFailed > 0 {
+        if r.thumbnails + r.thumbnailsAlreadyThere + r.thumbnailsGone + r.thumbnailsFailed > 0 {
             Output.line(
                 "  thumbnails of images: \(Output.count(r.thumbnails)) stored, \(Output.count(r.thumbnailsAlreadyThere)) "
-                    + "already there, \(Output.count(r.thumbnailsFailed)) not stored (the whole image is shown instead)")
+                    + "already there, \(Output.count(r.thumbnailsGone)) gone, \(Output.count(r.thumbnailsFailed)) not "
+                    + "stored (the whole image is shown instead)")
         }
         Output.line(
             "  \(Output.count(r.requests)) requests, \(r.rateLimited) rate-limited, "

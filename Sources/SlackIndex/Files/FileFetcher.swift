@@ -71,7 +71,10 @@ public struct FileFetcher: Sendable {
         public var thumbnails = 0
         /// Thumbnails stored by an earlier run: not asked for.
         public var thumbnailsAlreadyThere = 0
-        /// Thumbnails not stored (an HTTP error, not an image, over the cap); the web UI shows the whole image.
+        /// Thumbnails Slack has not (404 or 410, now or in an earlier run: not asked for again at the same URL).
+        public var thumbnailsGone = 0
+        /// Thumbnails not stored (another HTTP error, not an image, over the cap, no answer); asked for again by
+        /// the next run. The web UI shows the whole image meanwhile.
         public var thumbnailsFailed = 0
         /// Why, for at most 20 of them (apart from `problems`: a thumbnail is not a file).
         public var thumbnailProblems: [String] = []
@@ -88,6 +91,7 @@ public struct FileFetcher: Sendable {
             case thumbnails
             case thumbnailsAlreadyThere = "thumbnails_already_there"
             case thumbnailsFailed = "thumbnails_failed"
+            case thumbnailsGone = "thumbnails_gone"
             case thumbnailProblems = "thumbnail_problems"
             case tooLarge = "too_large"
             case rateLimited = "rate_limited"
@@ -131,6 +135,7 @@ public struct FileFetcher: Sendable {
         let files = try archive.archivedFiles(selection).filter { Self.matches($0, types: options.types) }
         let stored = try archive.fileBlobs()
         let thumbs = try archive.fileThumbs()
+        let goneThumbs = try archive.goneThumbnails()
         blobs.removeAbandonedTemporaries()
         let state = RunState(total: files.count)
         let workers = max(1, min(options.parallel, files.count))
@@ -146,7 +151,8 @@ public struct FileFetcher: Sendable {
                         guard index < files.count else { return }
                         let file = files[index]
                         let outcome = try await fetch(file, known: stored[file.id])
-                        let thumbnail = try await fetchThumbnail(of: file, after: outcome, known: thumbs[file.id])
+                        let thumbnail = try await fetchThumbnail(
+                            of: file, after: outcome, known: thumbs[file.id], gone: goneThumbs[file.id])
                         let (snapshot, failingSince) = state.value.withLock { s -> (Progress, Int) in
                             s.report.record(outcome, file: file)
                             s.report.record(thumbnail)
@@ -271,6 +277,8 @@ public struct FileFetcher: Sendable {
         case none
         case stored
         case alreadyThere
+        /// 404 or 410 at Slack, now or (for the same URL) in an earlier run.
+        case gone
         /// Why; `hostFailing` when no answer came (the host down or unreachable, 5xx after the retries).
         case failed(String, hostFailing: Bool)
     }
@@ -284,8 +292,9 @@ public struct FileFetcher: Sendable {
     /// Fetches the thumbnail of `file` once it is stored as an image larger than `thumbnailFrom`: the URL is the
     /// file object's `thumb_480` (or the nearest size) in the stored JSON of its message, asked for with the token
     /// on Slack's host only, stored only when the bytes are an image of at most `ImageFetcher.defaultMaxBytes`.
-    private func fetchThumbnail(of file: ArchivedFile, after outcome: Outcome, known: FileBlob?) async throws
-        -> ThumbnailOutcome
+    /// - Parameter gone: the URL Slack answered 404 or 410 for in an earlier run, if any.
+    private func fetchThumbnail(of file: ArchivedFile, after outcome: Outcome, known: FileBlob?, gone: String?)
+        async throws -> ThumbnailOutcome
     {
         switch outcome {
         case .downloaded, .alreadyThere: break
@@ -297,6 +306,7 @@ public struct FileFetcher: Sendable {
             let json = try archive.rawMessages(ids: [file.messageID])[file.messageID]?.json,
             let address = Self.thumbnailURL(of: file.id, inMessage: json), let (url, authorized) = target(of: address)
         else { return .none }
+        if gone == address { return .gone }
         let result: SlackWebClient.Download
         do {
             result = try await client.download(
@@ -306,6 +316,9 @@ public struct FileFetcher: Sendable {
             return .failed("thumbnail of \(file.id): \(error)", hostFailing: true)
         }
         switch result {
+        case .status(404), .status(410):
+            try archive.recordGoneThumbnail(id: file.id, url: address)
+            return .gone
         case .status(let status):
             return .failed("thumbnail of \(file.id): HTTP \(status)", hostFailing: status >= 500)
         case .tooLarge:
@@ -403,6 +416,7 @@ extension FileFetcher.Report {
         case .none: break
         case .stored: thumbnails += 1
         case .alreadyThere: thumbnailsAlreadyThere += 1
+        case .gone: thumbnailsGone += 1
         case .failed(let why, _):
             thumbnailsFailed += 1
             if thumbnailProblems.count < 20 { thumbnailProblems.append(why) }

@@ -191,6 +191,8 @@ extension PostgresArchive {
     }
     package func fileThumbs() throws -> [String: FileBlob] { throw unavailable("files") }
     package func recordFileThumb(id: String, url: String, blob: FileBlob) throws { throw unavailable("files") }
+    package func goneThumbnails() throws -> [String: String] { throw unavailable("files") }
+    package func recordGoneThumbnail(id: String, url: String) throws { throw unavailable("files") }
     package func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob? { throw unavailable("files") }
     package func storedThumbnails(messageIDs: [Int64]) throws -> Set<String> { throw unavailable("files") }
     package func storeCustomEmoji(_ emoji: [CustomEmoji]) throws -> Int { throw unavailable("custom emoji") }

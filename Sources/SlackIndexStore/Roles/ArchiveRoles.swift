@@ -278,6 +278,9 @@ package protocol FileArchive: ArchiveRole {
     /// read the file, and which files of some messages have one.
     func fileThumbs() throws -> [String: FileBlob]
     func recordFileThumb(id: String, url: String, blob: FileBlob) throws
+    /// Thumbnails Slack answered 404 or 410 for (file id → URL), and recording one.
+    func goneThumbnails() throws -> [String: String]
+    func recordGoneThumbnail(id: String, url: String) throws
     func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob?
     func storedThumbnails(messageIDs: [Int64]) throws -> Set<String>
 }
