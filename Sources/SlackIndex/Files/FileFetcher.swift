@@ -152,7 +152,8 @@ public struct FileFetcher: Sendable {
                         let file = files[index]
                         let outcome = try await fetch(file, known: stored[file.id])
                         let thumbnail = try await fetchThumbnail(
-                            of: file, after: outcome, known: thumbs[file.id], gone: goneThumbs[file.id])
+                            of: file, blob: stored[file.id], after: outcome, known: thumbs[file.id],
+                            gone: goneThumbs[file.id])
                         let (snapshot, failingSince) = state.value.withLock { s -> (Progress, Int) in
                             s.report.record(outcome, file: file)
                             s.report.record(thumbnail)
@@ -292,17 +293,22 @@ public struct FileFetcher: Sendable {
     /// Fetches the thumbnail of `file` once it is stored as an image larger than `thumbnailFrom`: the URL is the
     /// file object's `thumb_480` (or the nearest size) in the stored JSON of its message, asked for with the token
     /// on Slack's host only, stored only when the bytes are an image of at most `ImageFetcher.defaultMaxBytes`.
-    /// - Parameter gone: the URL Slack answered 404 or 410 for in an earlier run, if any.
-    private func fetchThumbnail(of file: ArchivedFile, after outcome: Outcome, known: FileBlob?, gone: String?)
-        async throws -> ThumbnailOutcome
+    /// - Parameters:
+    ///   - blob: the file's blob as the run found it at its start (`alreadyThere`), nil when it had none.
+    ///   - gone: the URL Slack answered 404 or 410 for in an earlier run, if any.
+    private func fetchThumbnail(
+        of file: ArchivedFile, blob: FileBlob?, after outcome: Outcome, known: FileBlob?, gone: String?
+    ) async throws -> ThumbnailOutcome
     {
+        // The file's blob: known from the run's start when it was there, read once when just downloaded.
+        let stored: FileBlob?
         switch outcome {
-        case .downloaded, .alreadyThere: break
+        case .alreadyThere: stored = blob
+        case .downloaded: stored = try archive.fileBlob(id: file.id)
         default: return .none
         }
         if let known, blobs.contains(known.sha256, size: known.size) { return .alreadyThere }
-        guard let blob = try archive.fileBlob(id: file.id), FileType.isImage(blob.contentType),
-            blob.size > Self.thumbnailFrom,
+        guard let stored, FileType.isImage(stored.contentType), stored.size > Self.thumbnailFrom,
             let json = try archive.rawMessages(ids: [file.messageID])[file.messageID]?.json,
             let address = Self.thumbnailURL(of: file.id, inMessage: json), let (url, authorized) = target(of: address)
         else { return .none }
@@ -325,16 +331,12 @@ public struct FileFetcher: Sendable {
             return .failed(
                 "thumbnail of \(file.id): larger than \(ImageFetcher.defaultMaxBytes) bytes", hostFailing: false)
         case .complete(let writer, _):
-            let type = FileType.decide(prefix: writer.prefix, name: nil, mimetype: nil)
-            guard FileType.isImage(type) else {
-                writer.discard()
-                return .failed("thumbnail of \(file.id): not an image (\(type))", hostFailing: false)
+            switch try writer.commitImage() {
+            case .failure(let other): return .failed("thumbnail of \(file.id): not an image (\(other.type))", hostFailing: false)
+            case .success(let blob):
+                try archive.recordFileThumb(id: file.id, url: address, blob: blob)
+                return .stored
             }
-            let size = writer.size
-            let committed = try writer.commit()
-            try archive.recordFileThumb(
-                id: file.id, url: address, blob: FileBlob(sha256: committed.sha256, size: size, contentType: type))
-            return .stored
         }
     }
 

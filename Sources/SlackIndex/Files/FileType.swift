@@ -109,3 +109,25 @@ public enum FileType {
         return true
     }
 }
+
+extension BlobWriter {
+    /// Commits the bytes written as a blob when they are a PNG, JPEG, GIF or WebP image (decided from the bytes
+    /// alone, never a name); otherwise discards them and returns the type they are instead. The one rule for
+    /// avatars, custom emoji and thumbnails, fetched or carried with the data.
+    ///
+    /// - Throws: what `commit()` throws (a full disk).
+    func commitImage() throws -> Result<FileBlob, NotAnImage> {
+        let type = FileType.decide(prefix: prefix, name: nil, mimetype: nil)
+        guard FileType.isImage(type) else {
+            discard()
+            return .failure(NotAnImage(type: type))
+        }
+        let size = self.size
+        return .success(FileBlob(sha256: try commit().sha256, size: size, contentType: type))
+    }
+
+    /// Bytes that are not an image, and what they are.
+    struct NotAnImage: Error {
+        var type: String
+    }
+}

@@ -184,17 +184,12 @@ public struct ImageFetcher: Sendable {
         case .status(let status): return .failed("HTTP \(status)")
         case .tooLarge: return .failed("larger than \(options.maxBytes) bytes")
         case .complete(let writer, _):
-            let type = FileType.decide(prefix: writer.prefix, name: nil, mimetype: nil)
-            guard FileType.isImage(type) else {
-                writer.discard()
-                return .failed("not an image (\(type))")
+            switch try writer.commitImage() {
+            case .failure(let other): return .failed("not an image (\(other.type))")
+            case .success(let blob):
+                try archive.recordImageBlob(image.kind, key: image.key, url: image.url, blob: blob)
+                return .downloaded(blob.size)
             }
-            let size = writer.size
-            let committed = try writer.commit()
-            try archive.recordImageBlob(
-                image.kind, key: image.key, url: image.url,
-                blob: FileBlob(sha256: committed.sha256, size: size, contentType: type))
-            return .downloaded(size)
         }
     }
 

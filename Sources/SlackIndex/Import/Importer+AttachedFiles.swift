@@ -132,20 +132,15 @@ extension Importer {
             }
             let writer = try blobs.begin()
             try bytes.withUnsafeBytes { try writer.write($0) }
-            let type = FileType.decide(prefix: writer.prefix, name: nil, mimetype: nil)
-            guard FileType.isImage(type) else {
-                writer.discard()
+            switch try writer.commitImage() {
+            case .failure(let other):
                 result.avatarsNotStored += 1
-                summary.notes.append("Avatar \(userFolder)/\(name) is not an image (\(type)): not stored.")
-                continue
+                summary.notes.append("Avatar \(userFolder)/\(name) is not an image (\(other.type)): not stored.")
+            case .success(let blob):
+                try archive.recordImageBlob(.avatar, key: user, url: image.url, blob: blob)
+                result.avatars += 1
+                result.avatarBytes += blob.size
             }
-            let size = writer.size
-            let committed = try writer.commit()
-            try archive.recordImageBlob(
-                .avatar, key: user, url: image.url,
-                blob: FileBlob(sha256: committed.sha256, size: size, contentType: type))
-            result.avatars += 1
-            result.avatarBytes += size
         }
         if result != AttachedFilesSummary() { summary.attachedFiles = result }
     }
