@@ -344,8 +344,13 @@ import Testing
             #expect(String(decoding: line, as: UTF8.self).hasPrefix("Serving \(db) at http://127.0.0.1:"))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
-        // Writing is refused with the path, and still leaves nothing behind.
-        guard let write = try Self.runUnprivileged(["--db", db, "import", TestSupport.sampleFolder, "--quiet"])
+        // Writing is refused with the path, and still leaves nothing behind. The source is a copy the unprivileged
+        // user can read: the checkout may lie in a folder only its owner may enter (`git clone . "$(mktemp -d)/x"`),
+        // and an unreadable source is refused before the archive is opened.
+        let readable = try Self.sharedFolder().appendingPathComponent("export.zip")
+        try FileManager.default.copyItem(atPath: TestSupport.sampleZip, toPath: readable.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: readable.path)
+        guard let write = try Self.runUnprivileged(["--db", db, "import", readable.path, "--quiet"])
         else { return }
         #expect(write.status == 1)
         #expect(write.stderr.contains(db), "\(write.stderr)")
