@@ -117,19 +117,45 @@ let package = Package(
             dependencies: ["SlackIndex", "SlackIndexMCP"],
             swiftSettings: swiftSettings
         ),
+        // What both test targets share: fixtures, oracles, fuzzers, the PostgreSQL test server (a test target, so
+        // that it may `@testable import` the modules and is never built by `swift build`).
+        .testTarget(
+            name: "SlackIndexTestSupport",
+            dependencies: [
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Fast unit tests: no subprocess, no browser, no server on a port, no PostgreSQL
+        // (`swift test --filter SlackIndexTests`).
         .testTarget(
             name: "SlackIndexTests",
-            // Depends on the executable so `swift test` builds it for the CLI tests.
             dependencies: [
-                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "SlackIndexMCP", "slackindex", "slackindex-mcp",
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "SlackIndexMCP", "SlackIndexTestSupport",
+                "CSlackZlib",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The CLI and `serve` as processes, the Python SDKs, Chromium, PostgreSQL, the fuzz loops
+        // (`swift test --filter SlackIndexIntegrationTests`).
+        .testTarget(
+            name: "SlackIndexIntegrationTests",
+            // Depends on the executables so `swift test` builds them for the CLI tests.
+            dependencies: [
+                "SlackIndex", "SlackIndexStore", "SlackIndexServer", "SlackIndexMCP", "SlackIndexTestSupport",
+                // The unit tests' own checks of an archive (`ImportTests.dump`, `SyncPagesTests.check`).
+                "SlackIndexTests",
+                "slackindex", "slackindex-mcp",
                 "CSlackZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "MCP", package: "swift-sdk"),
             ],
-            // Read by path (TestSupport.root), like sample-data: the relevance set's generated export.
-            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -10,7 +10,7 @@ JSON list with a result per step. Steps:
   {"pages": NAME, "arguments": {...}}                         -> {"texts": [str...]}  (follows `cursor "X"`)
   {"read": URI}                                               -> {"error": bool, "text": str}
   {"prompt": NAME, "arguments": {...}}                        -> {"error": bool, "text": str}
-Used by MCPClientTests (Tests/SlackIndexTests/MCPClientTests.swift).
+Used by MCPClientTests (Tests/SlackIndexIntegrationTests/MCPClientTests.swift).
 """
 import asyncio
 import json

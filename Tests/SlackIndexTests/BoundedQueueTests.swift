@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexTestSupport
 
 /// The reader-to-writer queue: bounded by elements and by weight (messages), first in first out.
 @Suite struct BoundedQueueTests {

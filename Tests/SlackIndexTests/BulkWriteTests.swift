@@ -5,6 +5,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Counts the commits of the connection it observes.
 final class CommitCounter: TransactionObserver, @unchecked Sendable {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import SlackIndex
+@testable import SlackIndexTestSupport
 
 /// Values one thread is done with, released on the thread that calls `releaseAll` (the import's reader).
 @Suite struct DeferredReleaseTests {

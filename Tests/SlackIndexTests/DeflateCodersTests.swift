@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// libdeflate coders kept for reuse (`DeflateCoders`): a coder is never handed to two callers at once, is reused
 /// instead of allocated again, and no more than `kept` wait idle; every coder allocated is freed or kept.

@@ -3,6 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// "Did you mean" for words (spelling candidates from the archive's vocabulary) and names (unique prefixes, closest
 /// names).

@@ -3,6 +3,7 @@ import Testing
 
 // Plain `import SlackIndex` (no @testable): the GettingStarted article's examples must work with the public API.
 import SlackIndex
+@testable import SlackIndexTestSupport
 
 /// The examples of `SlackIndex.docc/GettingStarted.md`, run on the sample export, so that the article cannot rot.
 @Suite struct DocExamplesTests {

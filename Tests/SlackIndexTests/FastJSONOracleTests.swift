@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
+@testable import SlackIndexTestSupport
 
 /// The fast message parser (`MessageRecord(json:)`) checked against the Codable reference it replaced
 /// (`ReferenceMessage`, decoded by `JSONDecoder`), field by field, the way `LRUModelTests` checks the cache

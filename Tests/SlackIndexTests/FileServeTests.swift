@@ -8,6 +8,7 @@ import Testing
 @testable import SlackIndex
 @testable import SlackIndexServer
 @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// `serve`'s `/files/{id}`: a stored file for those who may read its conversation, 404 for everyone else.
 @Suite struct FileServeTests {

@@ -5,6 +5,7 @@ import Testing
 @_spi(Benchmarks) @testable import SlackIndex
 @testable import SlackIndexServer
 @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Issue 47's "must show": every import source, at a size that crosses many transactions, gives back through
 /// `serve`'s `conversations.history` and `conversations.replies` the messages it was given, and `check` finds the

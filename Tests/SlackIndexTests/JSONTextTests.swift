@@ -3,6 +3,7 @@ import Testing
 
 @testable import SlackIndex
 @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// `JSONText.strings` against `JSONDecoder`, the model: the same answer for every text, and the byte scan taking
 /// exactly the texts `JSONText.array` writes without escapes.

@@ -2,6 +2,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 @Suite struct LRUCacheTests {
     @Test func getPutReplace() {

@@ -2,6 +2,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Obviously-correct array-based LRU; index 0 is the most recently used entry.
 struct LRUReference {

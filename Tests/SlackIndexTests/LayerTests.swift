@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SlackIndexTestSupport
 
 /// The layers the README promises, checked on the sources: SwiftPM lets a target import a transitive dependency's
 /// module, so the compiler alone does not stop GRDB from leaking back into the library.

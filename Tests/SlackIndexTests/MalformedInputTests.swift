@@ -4,9 +4,10 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 @Suite struct MalformedInputTests {
-    static let good = #"[{"type":"message","user":"U1","text":"fine words","ts":"1700000000.000100"}]"#
+    static let good = TestSupport.goodDayFile
 
     private func importExport(_ url: URL) throws -> (Archive, ImportSummary) {
         let archive = try TestSupport.makeArchive()

@@ -3,6 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// A cached value tagged with the source version it was read at.
 struct Versioned: Sendable, Equatable {

@@ -5,6 +5,7 @@ import Testing
 
 @testable import SlackIndex
 @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Message ids (`MessageID`): a ts's second × 1,024 plus its millisecond, time-ordered and unique whatever collides,
 /// and the migration that renumbers archives written with microsecond ids (v13).

@@ -3,6 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Microseconds since 1970 for a UTC wall-clock time.
 private func utcMicros(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0) -> Int64 {

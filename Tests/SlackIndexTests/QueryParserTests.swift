@@ -2,9 +2,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
-
-/// The day the table tests treat as "today".
-let queryTestToday = Day(year: 2024, month: 6, day: 15) ?? Day.earliest
+@testable import SlackIndexTestSupport
 
 /// One row of the parser table: input text and the expected query.
 struct QueryParseCase: Sendable, CustomTestStringConvertible {

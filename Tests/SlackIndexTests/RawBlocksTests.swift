@@ -5,6 +5,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Messages' raw JSON packed into compressed blocks (`RawBlocks`) and `search_text` stored only where it differs
 /// from `text` (`SearchTextColumn`): what `serve` answers must be byte for byte what was imported.

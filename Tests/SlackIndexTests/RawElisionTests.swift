@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Packed JSON without the fields its row repeats (`RawElision`): what is read back must be byte for byte what was
 /// packed, whatever the JSON and the fields are, and the fields must actually be cut where a known writer wrote them.

@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// The relevance set of issue 18, on sample-data and on a second generated export
 /// (`Fixtures/relevance-export.zip`: `gen-export --messages 1000 --channels 10 --users 25 --days 90 --seed 18
@@ -12,7 +13,7 @@ import Testing
 /// Expected messages come from exact searches (which the oracle tests check against a brute-force reading of the
 /// export), never from the stemmer: a family is a word of the archive with the forms `+s`, `+ed`, `+ing` the
 /// archive also holds, and every message holding any form is expected for every form.
-@Suite(.serialized) struct RelevanceTests {
+@Suite struct RelevanceTests {
     struct Corpus: Sendable {
         let name: String
         let engine: SearchEngine
@@ -22,7 +23,7 @@ import Testing
         Result { Corpus(name: "sample-data", engine: SearchEngine(archive: try TestSupport.sampleArchive())) },
         Result {
             let archive = try TestSupport.makeArchive()
-            let zip = TestSupport.root.appendingPathComponent("Tests/SlackIndexTests/Fixtures/relevance-export.zip")
+            let zip = TestSupport.root.appendingPathComponent("Tests/Fixtures/relevance-export.zip")
             _ = try Importer(archive: archive).importExport(at: zip.path)
             return Corpus(name: "generated", engine: SearchEngine(archive: archive))
         },

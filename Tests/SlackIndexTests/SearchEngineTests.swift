@@ -3,6 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// The sample export imported once, and the same export read by the brute-force oracle. Read-only: shared by the
 /// table rows below (importing 3,000 messages per row would cost ~0.2 s each).

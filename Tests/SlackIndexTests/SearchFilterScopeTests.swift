@@ -4,6 +4,7 @@ import Testing
 
 @testable import SlackIndex
 @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// A filter that resolves to no conversation matches nothing, and says why (issue 47's D2: `in:@paul.wilson`
 /// without a DM dropped the filter and counted the whole archive).

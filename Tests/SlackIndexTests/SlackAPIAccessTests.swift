@@ -2,6 +2,7 @@ import Foundation
 import SlackIndex
 import SlackIndexServer
 import Testing
+@testable import SlackIndexTestSupport
 
 /// Who sees what: a DM is visible only to its members and to admin tokens, in every method.
 @Suite struct SlackAPIAccessTests {

@@ -2,6 +2,7 @@ import Foundation
 import SlackIndex
 import SlackIndexServer
 import Testing
+@testable import SlackIndexTestSupport
 
 /// The Web API methods called directly (no HTTP), each test on its own archive of sample-data, answers checked
 /// against the export's own files.

@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// A batch split into parts (`ImportBatch.split`), so that the messages waiting in an import are bounded by
 /// messages rather than by a date's size: the parts must write exactly what the whole batch writes.

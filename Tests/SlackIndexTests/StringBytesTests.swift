@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// `utf8Contains` answers as `utf8.contains` does, for small (inline) and large strings, any byte.
 @Suite struct StringBytesTests {

@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Sync pages (the generator's history pages and delta) applied on top of the sample export.
 @Suite struct SyncPagesTests {

@@ -3,6 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 @Suite struct TimelineTests {
     /// The export's top-level messages and broadcasts of one folder, by ts: what history must show.

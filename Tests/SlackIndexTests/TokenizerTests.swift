@@ -3,6 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// The slackindex tokenizer as search sees it: folding, CJK inside sentences, emoji shortcodes.
 @Suite struct TokenizerTests {

@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// Word variants: the inflectional stemmer, the stem tokens the tokenizer adds, the ranking that puts exact forms first,
 /// and what stays exact (quotes, prefixes, other scripts).

@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import SlackIndex
 @_spi(Benchmarks) @testable import SlackIndexStore
+@testable import SlackIndexTestSupport
 
 /// The hand-written zip reader: formats export tools write, and every way a zip can be broken.
 @Suite struct ZipReaderTests {

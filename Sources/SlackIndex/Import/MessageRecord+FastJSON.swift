@@ -3,7 +3,7 @@ import Foundation
 // A hand-written decoder producing exactly what the Codable reference decoder produces with `JSONDecoder`, about
 // ten times faster: keys are matched on their raw bytes, unneeded values are skipped without building anything, and
 // Strings are created only for the fields kept. The reference (`ReferenceMessage` in
-// `Tests/SlackIndexTests/Support/CodableMessageReference.swift`, the `init(from:)` this file replaced) is the
+// `Tests/SlackIndexTestSupport/CodableMessageReference.swift`, the `init(from:)` this file replaced) is the
 // specification: `FastJSONOracleTests` compares the two on every message of `sample-data/` and on generated cases.
 //
 // `JSONDecoder` behaviours reproduced here (all checked by `FastJSONOracleTests`):

@@ -1,0 +1,347 @@
+import Foundation
+import SlackIndex
+@testable import SlackIndexStore
+import Testing
+@testable import SlackIndexTestSupport
+
+/// The contract both backends keep (docs/backends.md): sample-data imported into SQLite and into a throw-away
+/// PostgreSQL cluster (`PostgresTestServer`) gives the same counts, conversations, stats, history pages, threads
+/// and date-sorted search hits. Skipped with a note where no PostgreSQL server can be started; required in CI.
+@Suite(.enabled(if: PostgresTestServer.isAvailable, "needs a PostgreSQL 15 server (Debian's postgresql-15)"))
+struct PostgresContractTests {
+    /// sample-data's folder imported into a new SQLite archive and a new PostgreSQL database.
+    static func importedPair() throws -> (sqlite: Archive, postgres: Archive, summaries: (ImportSummary, ImportSummary)) {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let sqlite = try TestSupport.makeArchive()
+        let postgres = try Archive(path: try server.database())
+        let fromSQLite = try Importer(archive: sqlite).importExport(at: TestSupport.sampleFolder)
+        let fromPostgres = try Importer(archive: postgres).importExport(at: TestSupport.sampleFolder)
+        return (sqlite, postgres, (fromSQLite, fromPostgres))
+    }
+
+    /// The counts a summary reports.
+    static func counts(_ s: ImportSummary) -> [Int] {
+        [
+            s.messagesAdded, s.messagesUpdated, s.messagesUnchanged, s.messagesSkipped, s.usersAdded, s.usersUpdated,
+            s.placeholderUsers, s.conversationsAdded, s.conversationsUpdated, s.conversationsUnchanged,
+        ]
+    }
+
+    @Test func importCountsMatchAndReimportAddsNothing() throws {
+        let (_, postgres, (fromSQLite, fromPostgres)) = try Self.importedPair()
+        #expect(fromPostgres.messagesAdded > 1_000, "sample-data has its messages")
+        #expect(fromPostgres.stopped == nil)
+        #expect(Self.counts(fromPostgres) == Self.counts(fromSQLite))
+        let again = try Importer(archive: postgres).importExport(at: TestSupport.sampleFolder)
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0)
+        #expect(again.messagesUnchanged == fromPostgres.messagesRead)
+        let stats = try postgres.stats()
+        #expect(stats.messages + stats.deletedMessages == fromPostgres.messagesAdded, "one row per (conversation, ts)")
+        // The zip of the same export changes nothing either.
+        let zip = try Importer(archive: postgres).importExport(at: TestSupport.sampleZip)
+        #expect(zip.messagesAdded == 0 && zip.messagesUpdated == 0)
+    }
+
+    @Test func conversationsAndStatsMatch() throws {
+        let (sqlite, postgres, _) = try Self.importedPair()
+        func shown(_ archive: Archive) throws -> [String] {
+            try archive.conversations().map { "\($0.id) \($0.kind) \($0.displayName) \($0.members.count)" }
+        }
+        #expect(try shown(postgres) == shown(sqlite))
+        #expect(try shown(postgres).count > 5)
+        func facts(_ s: ArchiveStats) -> [Int64?] {
+            [
+                Int64(s.messages), Int64(s.deletedMessages), Int64(s.threads), Int64(s.replies), Int64(s.conversations),
+                Int64(s.users), Int64(s.placeholderUsers), s.firstSeconds, s.lastSeconds,
+            ]
+        }
+        #expect(facts(try postgres.stats()) == facts(try sqlite.stats()))
+        let general = try sqlite.conversation(named: "general")
+        let pgGeneral = try postgres.conversation(named: "#general")
+        let one = try postgres.stats(conversation: pgGeneral)
+        let reference = try sqlite.stats(conversation: general)
+        #expect(facts(one) == facts(reference) && one.posters == reference.posters)
+        let summaries = try postgres.store.conversationSummaries().map { "\($0.conversation.id) \($0.messages)" }
+        #expect(summaries == (try sqlite.store.conversationSummaries().map { "\($0.conversation.id) \($0.messages)" }))
+    }
+
+    /// A message as a page shows it, in every field the CLI and API print.
+    static func shown(_ m: Message) -> String {
+        [
+            "\(m.rowID)", m.conversationID, m.conversation, m.ts, m.userID ?? "-", m.user ?? "-", m.text, m.plainText,
+            m.subtype ?? "-", m.threadTS ?? "-", "\(m.replyCount)", m.editedTS ?? "-", "\(m.isDeleted)",
+            "\(m.flags.rawValue)", m.workspaceDomain ?? "-",
+        ].joined(separator: "|")
+    }
+
+    @Test func historyPagesAndThreadsMatch() throws {
+        let (sqlite, postgres, _) = try Self.importedPair()
+        var threads: [(Conversation, Conversation, Int64)] = []
+        var pages = 0
+        for conversation in try sqlite.conversations() {
+            let other = try postgres.conversation(named: conversation.id)
+            var position: TimelinePosition?
+            // Every page of 17, newest to oldest: keyset bounds at every depth.
+            while true {
+                let expected = try sqlite.store.page(
+                    conversation: conversation, direction: .before, from: position, limit: 17)
+                let got = try postgres.store.page(conversation: other, direction: .before, from: position, limit: 17)
+                #expect(got.map(Self.shown) == expected.map(Self.shown), "\(conversation.name) before \(String(describing: position))")
+                pages += 1
+                for m in expected where m.replyCount > 0 && threads.count < 12 {
+                    threads.append((conversation, other, SlackTimestamp(m.ts)?.key ?? 0))
+                }
+                guard let first = expected.first, expected.count == 17 else { break }
+                position = TimelinePosition(tsKey: first.tsKey, rowID: first.rowID)
+            }
+            let oldest = try postgres.store.page(conversation: other, direction: .after, from: nil, limit: 5)
+            #expect(oldest.map(Self.shown) == (try sqlite.store.page(conversation: conversation, direction: .after, from: nil, limit: 5).map(Self.shown)))
+        }
+        #expect(pages > 20)
+        #expect(!threads.isEmpty, "sample-data has threads")
+        for (conversation, other, key) in threads {
+            let expected = try sqlite.store.page(
+                conversation: conversation, scope: .thread(threadKey: key), direction: .after, from: nil, limit: 200)
+            let got = try postgres.store.page(
+                conversation: other, scope: .thread(threadKey: key), direction: .after, from: nil, limit: 200)
+            #expect(got.count > 1 && got.map(Self.shown) == expected.map(Self.shown))
+        }
+    }
+
+    /// Date-sorted searches: the same hits in the same order, and the same capped counts.
+    @Test(arguments: [
+        "deploy", "the", "release notes", "\"release notes\"", "deploy*", "in:#general meeting", "has:reaction",
+        "from:@melissaw", "to:@melissaw", "with:@melissaw the", "is:thread the", "the -deploy", "before:2024-06-01 the", "café", "東京",
+    ])
+    func searchHitsMatch(query: String) throws {
+        let (sqlite, postgres, _) = try Self.importedPair()
+        for sort in [SearchSort.newest, .oldest] {
+            var options = SearchOptions()
+            options.sort = sort
+            options.limit = 200
+            options.countCap = 1_000
+            options.timeZone = TimeZone(identifier: "UTC") ?? .current
+            let expected = try SearchEngine(archive: sqlite).search(query, options: options)
+            let got = try SearchEngine(archive: postgres).search(query, options: options)
+            #expect(
+                got.hits.map { "\($0.message.conversationID) \($0.message.ts)" }
+                    == expected.hits.map { "\($0.message.conversationID) \($0.message.ts)" }, "\(query) \(sort)")
+            #expect(got.total == expected.total, "\(query) \(sort)")
+        }
+    }
+
+    /// Edits (the newest wins, an older one changes nothing), deletions (also one that arrives before its message)
+    /// and what search and history then show: the same on both backends.
+    @Test func editsAndDeletionsMatch() throws {
+        let server = try #require(PostgresTestServer.shared)
+        let sqlite = try TestSupport.makeArchive()
+        let postgres = try Archive(path: try server.database())
+        func day(_ messages: String) throws -> String {
+            try TestSupport.minimalExport(days: ["2023-11-14": "[" + messages + "]"]).path
+        }
+        let exports = [
+            try day(
+                #"""
+                {"type":"message","user":"U1","text":"original deploy plan","ts":"1700000000.000100"},
+                {"type":"message","user":"U1","text":"doomed words","ts":"1700000050.000200"}
+                """#),
+            try day(
+                #"""
+                {"type":"message","user":"U1","text":"edited rollout plan","ts":"1700000000.000100",
+                 "edited":{"user":"U1","ts":"1700000100.000000"}},
+                {"type":"message","subtype":"message_deleted","deleted_ts":"1700000050.000200","ts":"1700000060.000000"},
+                {"type":"message","subtype":"message_deleted","deleted_ts":"1700000070.000300","ts":"1700000061.000000"}
+                """#),
+            try day(
+                #"""
+                {"type":"message","user":"U1","text":"stale rewrite","ts":"1700000000.000100",
+                 "edited":{"user":"U1","ts":"1700000090.000000"}},
+                {"type":"message","user":"U1","text":"late arrival","ts":"1700000070.000300"}
+                """#),
+        ]
+        for export in exports {
+            let expected = try Importer(archive: sqlite).importExport(at: export)
+            let got = try Importer(archive: postgres).importExport(at: export)
+            #expect(Self.counts(got) == Self.counts(expected), "\(export)")
+        }
+        #expect(try postgres.stats().deletedMessages == 2)
+        #expect(try postgres.stats().messages == 1)
+        let general = try sqlite.conversation(named: "general")
+        let other = try postgres.conversation(named: "general")
+        let expected = try sqlite.store.page(
+            conversation: general, scope: .history, direction: .after, from: nil, limit: 10, includeDeleted: true)
+        let got = try postgres.store.page(conversation: other, scope: .history, direction: .after, from: nil, limit: 10, includeDeleted: true)
+        #expect(got.map(Self.shown) == expected.map(Self.shown))
+        #expect(got.first?.text == "edited rollout plan")
+        for (query, hits) in [("rollout", 1), ("original", 0), ("doomed", 0), ("late", 0), ("stale", 0)] {
+            var options = SearchOptions()
+            options.sort = .newest
+            let found = try SearchEngine(archive: postgres).search(query, options: options).hits.count
+            #expect(found == hits, "\(query)")
+            #expect(found == (try SearchEngine(archive: sqlite).search(query, options: options).hits.count))
+        }
+    }
+
+    @Test func relevanceRanksTheNewestWindowWithHigherScoresFirst() throws {
+        let (_, postgres, _) = try Self.importedPair()
+        var options = SearchOptions()
+        options.sort = .relevance
+        options.limit = 30
+        options.candidateWindow = 50
+        let results = try SearchEngine(archive: postgres).search("the", options: options)
+        #expect(results.hits.count == 30)
+        #expect(results.windowed, "more matches than the window")
+        let scores = results.hits.map(\.score)
+        #expect(scores == scores.sorted(by: >))
+    }
+
+    /// Both indexes rank a word's typed form first however many newer messages hold its other forms (issue 54).
+    @Test func bothRankTheTypedFormFirst() throws {
+        let (sqlite, postgres, _) = try Self.importedPair()
+        for word in ["classes", "attributes", "instances", "using"] {
+            var exact = SearchOptions()
+            exact.limit = 10_000
+            let typed = Set(try SearchEngine(archive: sqlite).search(word, options: exact).hits.map(\.message.ts))
+            #expect(typed.count >= 20, "\(word)")
+            #expect(typed == Set(try SearchEngine(archive: postgres).search(word, options: exact).hits.map(\.message.ts)))
+            var options = SearchOptions()
+            options.wordVariants = true
+            options.limit = 5
+            options.candidateWindow = 20
+            for archive in [sqlite, postgres] {
+                let results = try SearchEngine(archive: archive).search(word, options: options)
+                let top = results.hits.map(\.message.ts)
+                #expect(top.count == 5 && top.allSatisfy(typed.contains), "\(word): \(top)")
+                #expect(results.hits.map(\.score) == results.hits.map(\.score).sorted(by: >))
+            }
+        }
+    }
+
+    /// Vectors another tokenizer made are rebuilt when the archive is opened for writing; read-only opens say it
+    /// needs an upgrade instead of answering from tokens that queries no longer ask for.
+    @Test func anIndexOfAnotherTokenizerIsRebuiltOnAWriteOpen() throws {
+        let server = try #require(PostgresTestServer.shared)
+        let location = try server.database()
+        let archive = try Archive(path: location)
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+        var options = SearchOptions()
+        options.wordVariants = true
+        options.limit = 10_000
+        let before = try SearchEngine(archive: archive).search("classes", options: options).hits.map(\.message.ts)
+        #expect(before.count > 50)
+        try PostgresTestServer.run(
+            PostgresTestServer.binaries + "/psql",
+            ["-q", location, "-c", "UPDATE message SET search = ''::tsvector",
+             "-c", "UPDATE meta SET value = 'slackindex-3 icu-72.1' WHERE key = 'tokenizer'"])
+        #expect(try SearchEngine(archive: archive).search("classes", options: options).hits.isEmpty)
+        #expect {
+            _ = try Archive(path: location, access: .readOnly)
+        } throws: { error in
+            guard case StoreError.needsUpgrade = error else { return false }
+            return true
+        }
+        // What a user runs: a read command says to upgrade, `upgrade` re-indexes, the read command then answers.
+        let refused = try CLITests.run(["--db", location, "search", "classes", "--count"])
+        #expect(refused.status == 1 && refused.stderr.contains("slackindex upgrade"), "\(refused.stderr)")
+        let upgrade = try CLITests.run(["--db", location, "upgrade"])
+        #expect(upgrade.status == 0 && upgrade.stdout.contains("is up to date"), "\(upgrade.stderr)")
+        let counted = try CLITests.run(["--db", location, "search", "classes", "--count"])
+        #expect(counted.status == 0 && counted.stdout.contains("\(before.count)"), "\(counted.stdout) \(counted.stderr)")
+        // The store's rebuild (for `check --repair`, not on PostgreSQL yet) gives back the same hits too.
+        try PostgresTestServer.run(
+            PostgresTestServer.binaries + "/psql", ["-q", location, "-c", "UPDATE message SET search = ''::tsvector"])
+        let reopened = try Archive(path: location)
+        #expect(!reopened.store.upgradedOnOpen)
+        #expect(try SearchEngine(archive: reopened).search("classes", options: options).hits.isEmpty)
+        try reopened.store.rebuildSearchIndex()
+        let after = try SearchEngine(archive: reopened).search("classes", options: options).hits.map(\.message.ts)
+        #expect(after == before, "\(after.count) vs \(before.count): \(Set(after).symmetricDifference(before).prefix(5))")
+        _ = try Archive(path: location, access: .readOnly)
+    }
+
+    @Test func operationsNotYetThereSayItAndDoNotCrash() throws {
+        let server = try #require(PostgresTestServer.shared)
+        let postgres = try Archive(path: try server.database())
+        #expect {
+            _ = try postgres.tokens()
+        } throws: { error in
+            "\(error)".hasPrefix("Not available on PostgreSQL yet: tokens")
+        }
+        #expect(throws: StoreError.self) { try postgres.store.recountMessageCounts() }
+    }
+
+    @Test func readOnlyOpensNeverCreateTheSchema() throws {
+        let server = try #require(PostgresTestServer.shared)
+        let location = try server.database()
+        #expect {
+            _ = try Archive(path: location, access: .readOnly)
+        } throws: { error in
+            guard case StoreError.noArchive(let path) = error else { return false }
+            return path == location
+        }
+        _ = try Archive(path: location)
+        // Created by the write open: now the read-only one works.
+        #expect(try Archive(path: location, access: .readOnly).conversations().isEmpty)
+    }
+
+    @Test func passwordsAreNeverShown() throws {
+        let server = try #require(PostgresTestServer.shared)
+        // No server on this port: the error names the host and database, never the password.
+        let location = "postgresql://alice:s3cret-pw@127.0.0.1:\(try PostgresTestServer.freePort())/nowhere"
+        #expect {
+            _ = try Archive(path: location)
+        } throws: { error in
+            let text = "\(error)"
+            return !text.contains("s3cret") && text.contains("postgresql://alice@127.0.0.1:") && text.contains("/nowhere")
+        }
+        #expect(Archive.shownLocation(location).contains("s3cret") == false)
+        _ = server
+    }
+
+    /// The command line on both backends: what `import`, `search`, `history` and `stats` print is the same, but
+    /// for sizes and timings.
+    @Test func commandLineGivesTheSameAnswers() throws {
+        let server = try #require(PostgresTestServer.shared)
+        let sqlite = TestSupport.temporaryDirectory().appendingPathComponent("cli.sqlite").path
+        let postgres = try server.database()
+        func without(_ keys: Set<String>, _ line: Substring) throws -> String {
+            var object = try CLITests.json(line)
+            for key in keys { object[key] = nil }
+            return String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+        }
+        // Read commands never create the schema: nothing there yet.
+        let early = try CLITests.run(["--db", postgres, "stats", "--json"])
+        #expect(early.status != 0 && early.stderr.contains("There is no archive at \(postgres)"), "\(early.stderr)")
+        var summaries: [String] = []
+        for db in [sqlite, postgres] {
+            let run = try CLITests.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet", "--json"])
+            #expect(run.status == 0, "\(run.stderr)")
+            summaries.append(
+                try without(["seconds", "phases", "bytes", "sources", "database", "archive_bytes"], Substring(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))))
+        }
+        #expect(summaries[0] == summaries[1])
+        #expect(summaries[1].contains("\"messages_added\":3000"), "\(summaries[1])")
+        for arguments in [
+            ["search", "data", "--sort", "newest", "--json", "--limit", "40"],
+            ["search", "\"data descriptor\"", "--sort", "oldest", "--json", "--limit", "40"],
+            ["history", "#general", "--json", "--limit", "25"],
+            ["history", "#general", "--oldest", "--json", "--limit", "25"],
+        ] {
+            let expected = try CLITests.run(["--db", sqlite] + arguments)
+            let got = try CLITests.run(["--db", postgres] + arguments)
+            #expect(got.status == 0 && expected.status == 0, "\(arguments): \(got.stderr)")
+            let lines = try got.stdout.split(separator: "\n").map { try without(["score"], $0) }
+            #expect(lines.count > 5)
+            #expect(lines == (try expected.stdout.split(separator: "\n").map { try without(["score"], $0) }), "\(arguments)")
+        }
+        let stats = try [sqlite, postgres].map { db in
+            try without(["database_bytes"], Substring(try CLITests.run(["--db", db, "stats", "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        #expect(stats[0] == stats[1])
+        let viaEnvironment = try CLITests.run(["stats", "general", "--json"], environment: ["SLACKINDEX_DB": postgres])
+        #expect(viaEnvironment.status == 0 && viaEnvironment.stdout.contains("\"conversation\":\"#general\""))
+        // What this slice does not have yet: one clear line, exit 1.
+        let token = try CLITests.run(["--db", postgres, "token", "list"])
+        #expect(token.status == 1 && token.stderr.contains("Not available on PostgreSQL yet"), "\(token.stderr)")
+    }
+}
