@@ -160,6 +160,73 @@ import Testing
         }
     }
 
+    /// The rank's cached document lengths (`slack_rank.c`, `si_lengths`) are never used after the archive changed:
+    /// messages ranked once, then edited by sync pages (new texts of other lengths) through the writer, are ranked
+    /// again by the same reader connection and still score exactly SQLite's bm25, which reads each length afresh.
+    @Test func rankedLengthsAreNotReusedAfterAnEdit() throws {
+        let archive = try TestSupport.makeArchive()
+        _ = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+        let match = "the OR to OR and OR of OR is OR we"
+        func ranked() throws -> [(id: Int64, bm25: Double, rank: Double, size: Data)] {
+            try archive.pool.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT f.rowid AS id, bm25(message_fts, 1.0, 0.4) AS a,
+                            slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b, d.sz AS sz
+                        FROM message_fts f JOIN message_fts_docsize d ON d.id = f.rowid
+                        WHERE message_fts MATCH ?
+                        """, arguments: [match]
+                ).map { ($0["id"], $0["a"], $0["b"], $0["sz"]) }
+            }
+        }
+        let before = try ranked()
+        _ = try ranked()  // every length now cached
+        let edits = Importer(archive: archive).importPaths([TestSupport.samplePages])
+        #expect(edits.messagesUpdated > 0)
+        let after = try ranked()
+        let sizesBefore = Dictionary(before.map { ($0.id, $0.size) }, uniquingKeysWith: { a, _ in a })
+        let changed = after.filter { row in sizesBefore[row.id].map { $0 != row.size } ?? false }
+        #expect(!changed.isEmpty, "no ranked message changed its length: the test shows nothing")
+        for row in after {
+            #expect(abs(row.bm25 - row.rank) < 1e-9 * max(1, abs(row.bm25)), "row \(row.id)")
+        }
+    }
+
+    /// Nor are lengths ranked inside a write transaction that is then rolled back: the writer ranks a message whose
+    /// text it has just made longer, rolls back, and ranks it again with its old length.
+    @Test func lengthsRankedInARolledBackWriteAreNotReused() throws {
+        let archive = try Self.archive()
+        let sql = """
+            SELECT f.rowid AS id, bm25(message_fts, 1.0, 0.4) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b
+            FROM message_fts f WHERE message_fts MATCH 'fridays'
+            """
+        let rows = try archive.pool.writeWithoutTransaction { db -> [Row] in
+            let target = try #require(try Row.fetchOne(
+                db, sql: "SELECT id, search_text, search_extra FROM message WHERE id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH 'fridays') LIMIT 1"))
+            let id: Int64 = target["id"]
+            let text: String = target["search_text"]
+            let extra: String = target["search_extra"]
+            try db.inTransaction {
+                try db.execute(
+                    sql: "INSERT INTO message_fts(message_fts, rowid, search_text, search_extra) VALUES('delete', ?, ?, ?)",
+                    arguments: [id, text, extra])
+                try db.execute(
+                    sql: "INSERT INTO message_fts(rowid, search_text, search_extra) VALUES(?, ?, ?)",
+                    arguments: [id, text + String(repeating: " and more words", count: 20), extra])
+                _ = try Row.fetchAll(db, sql: sql)
+                return .rollback
+            }
+            return try Row.fetchAll(db, sql: sql)
+        }
+        #expect(!rows.isEmpty)
+        for row in rows {
+            let a: Double = row["a"]
+            let b: Double = row["b"]
+            #expect(abs(a - b) < 1e-9 * max(1, abs(a)))
+        }
+    }
+
     /// `!` (one term): the same order as with the IDF, without counting documents.
     @Test func rankWithoutIDFKeepsTheOrder() throws {
         let archive = try Self.archive()
