@@ -150,7 +150,7 @@ extension SnippetBuilder {
     static func window(_ highlighted: String, width: Int = 30) -> String {
         let words = highlighted.split(whereSeparator: \.isWhitespace)
         guard words.count > width else { return words.joined(separator: " ") }
-        let first = words.firstIndex { $0.contains(Highlight.start) } ?? 0
+        let first = words.firstIndex { Highlight.isMarked($0) } ?? 0
         let start = max(0, min(first - width / 3, words.count - width))
         let end = min(words.count, start + width)
         var text = words[start..<end].joined(separator: " ")

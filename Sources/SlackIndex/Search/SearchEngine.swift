@@ -176,17 +176,17 @@ public struct SearchEngine: Sendable {
     ///
     /// - Complexity: one read for the hits without a match, and O(256 KiB) per file of theirs with text.
     private func inAttachedFiles(_ hits: [SearchHit], snippets: SnippetBuilder) throws -> [SearchHit] {
-        let unmatched = hits.filter { !$0.snippet.contains(Highlight.start) }.map(\.message.rowID)
+        let unmatched = hits.filter { !Highlight.isMarked($0.snippet) }.map(\.message.rowID)
         guard !unmatched.isEmpty else { return hits }
         let files = try archive.indexedFileTexts(messageIDs: unmatched)
         guard !files.isEmpty else { return hits }
         let store = FileBlobs(archivePath: archive.path)
         return hits.map { hit in
-            guard let attached = files[hit.message.rowID], !hit.snippet.contains(Highlight.start) else { return hit }
+            guard let attached = files[hit.message.rowID], !Highlight.isMarked(hit.snippet) else { return hit }
             for file in attached {
                 guard let text = FileText.read(file.blob, in: store) else { continue }
                 let snippet = snippets.snippet(text)
-                guard snippet.contains(Highlight.start) else { continue }
+                guard Highlight.isMarked(snippet) else { continue }
                 var found = hit
                 found.snippet = snippet
                 found.matchedFile = file.name ?? file.id

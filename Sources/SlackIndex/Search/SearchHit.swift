@@ -26,4 +26,8 @@ public enum HitSource: String, Sendable, Codable {
 public enum Highlight {
     public static let start = "\u{E000}"
     public static let end = "\u{E001}"
+
+    /// The text holds a highlight. A scan of its scalars: `String.contains` with Foundation imported went through
+    /// `range(of:options:locale:)`, 2.4% of `bench search`'s samples on medium words at 1M.
+    static func isMarked(_ text: some StringProtocol) -> Bool { text.unicodeScalars.contains("\u{E000}") }
 }
