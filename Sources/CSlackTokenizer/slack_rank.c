@@ -14,7 +14,11 @@
  *   slackindex_rank(message_fts, spec, variantWeight, colWeight0, colWeight1, ...)
  *
  * spec: one entry per phrase of the MATCH expression, in order, separated by
- * spaces: a group number then 'e' (exact) or 'v' (variant), e.g. "0e 0v 1e".
+ * spaces: a group number then 'e' (exact), 'v' (variant) or 'x' (excluded: the
+ * phrase of a NOT, which no hit holds; it scores nothing and its documents are
+ * not counted), e.g. "0e 0v 1e 2x"; an entry may end in '@' and the number of
+ * documents holding the phrase, when the caller knows it (a prefix's words,
+ * from the vocabulary), so that they are not counted by reading its doclist.
  * Phrases without an entry (or with an unreadable one) form groups of their
  * own. A spec starting with '!' says the IDF is not needed (one term: the
  * same factor for every row, so the order does not change): the phrases'
@@ -126,6 +130,7 @@ typedef struct {
   double *weight;  /* 1 for exact phrases, the variant weight for variants */
   double *idf;     /* per group */
   double *freq;    /* per group, scratch for one row */
+  double *known;   /* per phrase: the documents holding it when the spec gave them, else -1; -2 for 'x' */
   uint64_t generation; /* the document-length cache's key part for this query (si_generation) */
 } SiRank;
 
@@ -158,8 +163,14 @@ static int si_parse_spec(SiRank *r, const char *spec, double variantWeight) {
         if (g < 1000000) g = g * 10 + (*p - '0');
         p++;
       }
-      if (*p == 'e' || *p == 'v') kind = *p++;
+      if (*p == 'e' || *p == 'v' || *p == 'x') kind = *p++;
       else g = -1;
+    }
+    double documents = -1.0;
+    if (g >= 0 && *p == '@' && p[1] >= '0' && p[1] <= '9') {
+      p++;
+      documents = 0.0;
+      while (*p >= '0' && *p <= '9') documents = documents * 10.0 + (double)(*p++ - '0');
     }
     while (*p && *p != ' ') p++; /* skip anything unreadable */
     int dense = -1;
@@ -174,7 +185,8 @@ static int si_parse_spec(SiRank *r, const char *spec, double variantWeight) {
       dense = next++;
     }
     r->group[i] = dense;
-    r->weight[i] = kind == 'v' ? variantWeight : 1.0;
+    r->weight[i] = kind == 'x' ? 0.0 : kind == 'v' ? variantWeight : 1.0;
+    r->known[i] = kind == 'x' ? -2.0 : documents;
   }
   sqlite3_free(seen);
   sqlite3_free(map);
@@ -190,7 +202,7 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
   int nPhrase = api->xPhraseCount(fts);
   if (nPhrase < 0) nPhrase = 0;
   sqlite3_uint64 n = (sqlite3_uint64)nPhrase + 1;
-  sqlite3_uint64 bytes = sizeof(SiRank) + n * (sizeof(int) + 3 * sizeof(double));
+  sqlite3_uint64 bytes = sizeof(SiRank) + n * (sizeof(int) + 4 * sizeof(double));
   r = (SiRank *)sqlite3_malloc64(bytes);
   if (!r) {
     *rc = SQLITE_NOMEM;
@@ -201,7 +213,8 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
   r->weight = (double *)&r[1];
   r->idf = r->weight + n;
   r->freq = r->idf + n;
-  r->group = (int *)(r->freq + n);
+  r->known = r->freq + n;
+  r->group = (int *)(r->known + n);
   r->generation = si_generation(api, fts, ctx);
 
   const char *spec = nVal > 0 ? (const char *)sqlite3_value_text(apVal[0]) : NULL;
@@ -229,7 +242,12 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
      * overestimate that only lowers the group's IDF) */
     for (int g = 0; g < r->nGroup; g++) r->freq[g] = 0.0;
     for (int i = 0; needIDF && *rc == SQLITE_OK && i < nPhrase; i++) {
+      if (r->known[i] == -2.0) continue;
       sqlite3_int64 hits = 0;
+      if (r->known[i] >= 0.0) {
+        r->freq[r->group[i]] += r->known[i];
+        continue;
+      }
       *rc = api->xQueryPhrase(fts, i, (void *)&hits, si_count_cb);
       r->freq[r->group[i]] += (double)hits;
     }

@@ -25,8 +25,14 @@ package enum IndexText {
 /// Every term becomes an FTS5 string literal (`"..."`, embedded `"` doubled), so FTS5 operators and column
 /// filters in user input (`NEAR`, `AND`, `^`, `body:x`, `*`, `(`) are only ever searched as text.
 enum FTS5Query {
+    /// A word of the index a prefix stands for, with the number of messages holding it (the vocabulary's count).
+    struct PrefixWord: Equatable {
+        var text: String
+        var documents: Int
+    }
+
     /// Prefix stems (`SearchTerm.text`) → the index's words that a search takes for them.
-    typealias PrefixExpansions = [String: [String]]
+    typealias PrefixExpansions = [String: [PrefixWord]]
 
     /// The FTS5 string literal for `text`: control characters become spaces, `"` is doubled.
     ///
@@ -65,10 +71,12 @@ enum FTS5Query {
     {
         if term.kind == .prefix, let words = expansions[term.text] {
             // A prefix no word of the index has: nothing matches.
-            let literals = words.compactMap(literal)
-            guard !literals.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
-            let spec = literals.indices.map { "\(group + $0)e" }
-            return ("(" + literals.joined(separator: " OR ") + ")", spec, group + literals.count)
+            // Each word is a group of its own, whose IDF would count its messages by reading its whole doclist
+            // (`xQueryPhrase`): 64 walks for a common prefix, most of its time. The vocabulary read gave the counts.
+            let known = words.compactMap { word in literal(word.text).map { ($0, word.documents) } }
+            guard !known.isEmpty else { return ("\"\u{1}nomatch\"", ["\(group)e"], group + 1) }
+            let spec = known.indices.map { "\(group + $0)e@\(known[$0].1)" }
+            return ("(" + known.map(\.0).joined(separator: " OR ") + ")", spec, group + known.count)
         }
         switch term.kind {
         case .word:
@@ -115,14 +123,20 @@ enum FTS5Query {
         guard let words else { return nil }
         let exact = none.map { "(\(words)) NOT (\($0))" } ?? words
         guard exact != match(search, expansions: expansions).positive else { return nil }
-        return (exact, rankSpec(typed, expansions: expansions))
+        return (exact, rankSpec(typed, expansions: expansions, negativeVariants: true))
     }
 
     /// The rank spec of `match(search).positive` for `slackindex_rank`: one entry per phrase of the positive
     /// words, in order (the excluded ones, which no hit holds, get groups of their own by default). With a single
     /// group it starts with `!`: the IDF is the same for every hit, so the function need not read the phrases'
     /// whole doclists to count their documents (most of a common word's ranking time).
-    static func rankSpec(_ search: ResolvedSearch, expansions: PrefixExpansions = [:]) -> String {
+    ///
+    /// The excluded words' phrases (after the positive ones in `(positive) NOT (negative)`) are marked `x`: no hit
+    /// holds them, so their documents are not counted (a common excluded word's whole doclist, read for an IDF
+    /// that scores nothing). `negativeVariants`: whether the exclusions were compiled with their variants.
+    static func rankSpec(_ search: ResolvedSearch, expansions: PrefixExpansions = [:], negativeVariants: Bool? = nil)
+        -> String
+    {
         var spec: [String] = []
         var group = 0
         for term in search.words {
@@ -130,6 +144,12 @@ enum FTS5Query {
             else { continue }
             spec += part.spec
             group = part.next
+        }
+        if group > 1 {
+            for term in search.excluded {
+                let phrases = compiled(term, group: 0, variants: negativeVariants ?? search.wordVariants)?.spec.count
+                spec += Array(repeating: "\(group)x", count: phrases ?? 0)
+            }
         }
         return (group == 1 ? "!" : "") + spec.joined(separator: " ")
     }

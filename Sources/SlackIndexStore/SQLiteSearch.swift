@@ -100,7 +100,9 @@ extension SQLiteArchive {
     ///
     /// The index answers a prefix by merging the doclists of every such word before it can return the newest
     /// match (0.3 s for `valu*` on 1M messages); a choice among the words lets it merge lazily and stop early.
-    private static func expandingPrefix(_ term: SearchTerm, notes: inout [String], db: Database) throws -> [String]? {
+    private static func expandingPrefix(_ term: SearchTerm, notes: inout [String], db: Database) throws
+        -> [FTS5Query.PrefixWord]?
+    {
         let stem = term.text.lowercased()
         guard term.kind == .prefix,
             stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) })

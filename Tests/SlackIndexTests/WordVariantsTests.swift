@@ -227,6 +227,41 @@ import Testing
         }
     }
 
+    /// Document counts given in the spec (`@N`, a prefix's words from the vocabulary) are used instead of counting,
+    /// and give the same score as counting when they are right; excluded phrases (`x`) change no score.
+    @Test func givenCountsAndExcludedPhrasesScoreAsCounted() throws {
+        let archive = try Self.archive()
+        func scores(_ match: String, _ spec: String) throws -> [Int64: Double] {
+            try archive.pool.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT rowid, slackindex_rank(message_fts, ?, 1.0, 1.0, 0.4) AS r FROM message_fts WHERE message_fts MATCH ?",
+                    arguments: [spec, match]
+                ).reduce(into: [:]) { $0[$1["rowid"]] = $1["r"] }
+            }
+        }
+        let words = ["deploy", "deployed", "assignment", "assignments"]
+        let documents = try archive.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT term, doc FROM message_vocab WHERE term IN ('deploy', 'deployed', 'assignment', 'assignments')")
+                .reduce(into: [String: Int]()) { $0[$1["term"]] = $1["doc"] }
+        }
+        let counts = try words.map { try #require(documents[$0]) }
+        let match = "(" + words.map { "\"\($0)\"" }.joined(separator: " OR ") + ") NOT \"here\""
+        let counted = try scores(match, "0e 1e 2e 3e")
+        #expect(counted.count == 3)
+        let given = counts.indices.map { "\($0)e@\(counts[$0])" }.joined(separator: " ")
+        #expect(try scores(match, given + " 4x") == counted)
+        #expect(try scores(match, given) == counted)
+        // A wrong count is used as given (the counts are not read again).
+        #expect(try scores(match, "0e@\(counts[0] + 40) 1e 2e 3e") != counted)
+        // What the engine writes: the prefix's words with their counts, the exclusion marked.
+        var search = ResolvedSearch()
+        search.wordVariants = false
+        search.words = [SearchTerm(.prefix, "depl"), SearchTerm(.word, "on")]
+        search.excluded = [SearchTerm(.word, "fridays")]
+        let prefix = [FTS5Query.PrefixWord(text: "deploy", documents: 7), .init(text: "deployed", documents: 3)]
+        #expect(FTS5Query.rankSpec(search, expansions: ["depl": prefix]) == "0e@7 1e@3 2e 3x")
+    }
+
     /// `!` (one term): the same order as with the IDF, without counting documents.
     @Test func rankWithoutIDFKeepsTheOrder() throws {
         let archive = try Self.archive()
