@@ -200,9 +200,23 @@ extension SQLiteArchive {
                 try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
             }
         } }
+        if committed.added >= mergeIndexAfter { mergeSearchIndex() }
         _ = checkpointer?.stop()
         checkpointed = true
         try finalCheckpoint(uninstalling: wal, committed: committed)
+    }
+
+    /// Merges the full-text index's segments into one (FTS5's `optimize`), in a transaction of its own after every
+    /// message is committed.
+    ///
+    /// A bulk import leaves the index in many segments (30 after the generated 1M export, with automerge 16), and
+    /// every term of a query is looked up in each, every `NOT` checked in each: merged, `bench search` on that
+    /// archive went p50 1.08 / 1.19 → 0.82 / 0.84 ms and p99 14.8 / 20.6 → 13.0 / 12.9 ms, for 1.7 s of merging
+    /// (16.3 s at 10M, 19 segments). It rewrites the index, so the write-ahead log grows by its size until the
+    /// final checkpoint; on a failure (a full disk) the merge rolls back and the index stays as it was: searches
+    /// give the same hits either way, so nothing is reported.
+    func mergeSearchIndex() {
+        try? pool.write { db in try db.execute(sql: "INSERT INTO message_fts(message_fts) VALUES ('optimize')") }
     }
 }
 

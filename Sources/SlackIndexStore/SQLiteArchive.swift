@@ -29,9 +29,14 @@ package final class SQLiteArchive: ArchiveStore {
     /// - Throws: `StoreError.cannotOpen` with the path and SQLite's reason; `.newerArchive` when a newer version
     ///   migrated it; for `.readOnly`, `.noArchive` when nothing is at `path` and `.needsUpgrade` when the archive
     ///   needs a migration.
-    package init(path: String, access: Archive.Access = .readWrite) throws {
+    /// An export import that adds at least this many messages merges the search index after it
+    /// (`mergeSearchIndex`); tests lower it.
+    package let mergeIndexAfter: Int
+
+    package init(path: String, access: Archive.Access = .readWrite, mergeIndexAfter: Int = 100_000) throws {
         self.path = path
         self.access = access
+        self.mergeIndexAfter = mergeIndexAfter
         if access == .readWrite {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             do {
