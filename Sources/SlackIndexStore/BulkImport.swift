@@ -200,10 +200,12 @@ extension SQLiteArchive {
                 try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
             }
         } }
-        if committed.added >= mergeIndexAfter { mergeSearchIndex() }
         _ = checkpointer?.stop()
         checkpointed = true
         try finalCheckpoint(uninstalling: wal, committed: committed)
+        // After the final checkpoint: every message is in the archive's file, and the merge's log starts empty
+        // (before it, the merge's frames added to the import's in the log: 150,000 messages needed 36 MB more disk).
+        if committed.added >= mergeIndexAfter { mergeSearchIndex() }
     }
 
     /// Merges the full-text index's segments into one (FTS5's `optimize`), in a transaction of its own after every
@@ -212,11 +214,14 @@ extension SQLiteArchive {
     /// A bulk import leaves the index in many segments (30 after the generated 1M export, with automerge 16), and
     /// every term of a query is looked up in each, every `NOT` checked in each: merged, `bench search` on that
     /// archive went p50 1.08 / 1.19 → 0.82 / 0.84 ms and p99 14.8 / 20.6 → 13.0 / 12.9 ms, for 1.7 s of merging
-    /// (16.3 s at 10M, 19 segments). It rewrites the index, so the write-ahead log grows by its size until the
-    /// final checkpoint; on a failure (a full disk) the merge rolls back and the index stays as it was: searches
-    /// give the same hits either way, so nothing is reported.
+    /// (16.3 s at 10M, 19 segments). It rewrites the index, so it runs after the import's final checkpoint (the
+    /// log then holds only the merge: about the index's size) and truncates the log after it. On a failure (a
+    /// full disk) it rolls back and the index stays as it was: searches give the same hits either way, so nothing
+    /// is reported.
     func mergeSearchIndex() {
         try? pool.write { db in try db.execute(sql: "INSERT INTO message_fts(message_fts) VALUES ('optimize')") }
+        // The log back to empty, whether the merge committed or rolled back (its frames stay in the file).
+        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 }
 
