@@ -170,6 +170,7 @@ extension SQLiteArchive {
         defer { _ = checkpointer?.stop() }
         var replyCounts = ReplyCountCheck()
         var domain: String?
+        var stopped = false
         var committed = WriteCounts()
         try pool.writeWithoutTransaction { db in
             let session = SQLiteExportSession(
@@ -186,6 +187,7 @@ extension SQLiteArchive {
             }
             replyCounts = session.replyCounts
             domain = session.domain
+            stopped = session.isStopped
             committed = session.committed
         }
         try reportingFailure(committed: committed) { try pool.write { db in
@@ -205,7 +207,7 @@ extension SQLiteArchive {
         try finalCheckpoint(uninstalling: wal, committed: committed)
         // After the final checkpoint: every message is in the archive's file, and the merge's log starts empty
         // (before it, the merge's frames added to the import's in the log: 150,000 messages needed 36 MB more disk).
-        if committed.added >= mergeIndexAfter { mergeSearchIndex() }
+        if committed.added >= mergeIndexAfter, !stopped { mergeSearchIndex() }
     }
 
     /// Merges the full-text index's segments into one (FTS5's `optimize`), in a transaction of its own after every
@@ -309,6 +311,7 @@ final class SQLiteExportSession: ExportSession {
     fileprivate private(set) var committed = WriteCounts()
     fileprivate var replyCounts = ReplyCountCheck()
     fileprivate var domain: String?
+    package var isStopped = false
     /// The blocks of a split batch whose next part is still to come (`ImportBatch.continues`).
     private var carried: PackedBlocks?
     /// What that batch's parts so far add to `message_count`: flushed once, after its last part (per part, the

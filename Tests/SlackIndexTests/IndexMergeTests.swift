@@ -42,4 +42,19 @@ import Testing
         let again = try Importer(archive: merged, commitMessages: 100).importExport(at: TestSupport.sampleFolder)
         #expect(again.messagesAdded == 0)
     }
+
+    /// A stopped import (Ctrl-C) keeps what it committed and does not merge, so that the stop is prompt.
+    @Test func aStoppedImportDoesNotMerge() throws {
+        let path = TestSupport.temporaryDirectory().appendingPathComponent("archive.sqlite").path
+        let archive = Archive(store: try SQLiteArchive(path: path, mergeIndexAfter: 1))
+        let stop = StopSignal()
+        // Stopped once a few transactions have committed (each leaves a segment of the index).
+        let summary = try Importer(archive: archive, batchSize: 200, commitMessages: 100, stop: stop)
+            .importExport(at: TestSupport.sampleFolder) { progress in
+                if progress.messagesDone >= 1_000 { stop.request() }
+            }
+        #expect(summary.interrupted)
+        #expect(summary.messagesAdded >= 1_000 && summary.messagesAdded < 3_000)
+        #expect(try Self.segments(archive) > 1)
+    }
 }

@@ -274,6 +274,7 @@ public final class Importer: Sendable {
                 if stop?.isRequested == true && !partOfMore {
                     // Commit what is written; the reader stops at its next push.
                     summary.interrupted = true
+                    session.isStopped = true
                     queue.close()
                 }
                 progress?(

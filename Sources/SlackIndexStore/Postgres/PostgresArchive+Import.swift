@@ -272,6 +272,7 @@ final class PostgresExportSession: ExportSession {
     private var uncommittedIDs: [Int64] = []
     private(set) var committed = WriteCounts()
     private var domain: String?
+    var isStopped = false
 
     init(archive: PostgresArchive, commitMessages: Int) {
         self.archive = archive

@@ -207,6 +207,9 @@ extension ImportSink {
 package protocol ExportSession: AnyObject {
     /// The workspace's Slack domain, once the import has learned it (the first value set stays).
     var workspaceDomain: String? { get set }
+    /// The import was stopped before its end (Ctrl-C): the session leaves out what only speeds later reads (the
+    /// SQLite index merge), so that the stop is prompt.
+    var isStopped: Bool { get set }
     /// Writes one batch: placeholders, messages (upserted on conversation and ts), deletions; the parts of a split
     /// batch (`ImportBatch.continues`) go into one transaction, in order.
     func write(_ batch: ImportBatch) throws -> BatchWriteResult
