@@ -128,7 +128,10 @@ struct MessageWriter {
                 ON CONFLICT (conversation_id) DO UPDATE SET messages = messages + excluded.messages,
                     threads = threads + excluded.threads, replies = replies + excluded.replies
                 """)
-        for (conversation, delta) in addedCounts {
+        // In conversation order: a dictionary's order changes from process to process (Swift seeds its hashing
+        // per process), and with it the layout of message_count's pages, so two imports of one export gave
+        // archives with the same rows but different bytes.
+        for (conversation, delta) in addedCounts.sorted(by: { $0.key < $1.key }) {
             try statement.execute(arguments: [conversation, delta.messages, delta.threads, delta.replies])
         }
         addedCounts = [:]

@@ -13,6 +13,21 @@ import Testing
         try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
+    /// Two processes importing the same export into new archives write the same bytes (each process seeds Swift's
+    /// hashing anew: the message counts, flushed in a dictionary's order, laid out message_count's page differently).
+    @Test func twoImportsOfOneExportWriteTheSameBytes() throws {
+        let folder = TestSupport.temporaryDirectory()
+        var archives: [Data] = []
+        for name in ["one.sqlite", "two.sqlite"] {
+            let path = folder.appendingPathComponent(name).path
+            let run = try CLITests.run(["--db", path, "import", TestSupport.sampleZip, "--quiet"])
+            #expect(run.status == 0, "\(run.stderr)")
+            archives.append(try Self.digest(path))
+        }
+        #expect(archives[0].count > 100_000)
+        #expect(archives[0] == archives[1])
+    }
+
     /// A refused import (a missing path, a file that is not an export) leaves the archive's file as it was, and
     /// creates none where there was none.
     @Test func aRefusedImportLeavesTheArchiveUntouched() throws {
