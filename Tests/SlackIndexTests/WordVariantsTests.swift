@@ -140,6 +140,19 @@ import Testing
         #expect(Relevance.order([], exact: [1]).isEmpty)
     }
 
+    /// SQLite's bm25 (`a`) and `slackindex_rank` without groups (`b`) for each matching row.
+    static let bm25AndRank =
+        "bm25(message_fts, 1.0, 0.4) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b"
+
+    /// Each row's `a` (bm25) equals its `b` (the rank), to rounding.
+    static func expectBM25(_ rows: [Row], sourceLocation: SourceLocation = #_sourceLocation) {
+        for row in rows {
+            let a: Double = row["a"]
+            let b: Double = row["b"]
+            #expect(abs(a - b) < 1e-9 * max(1, abs(a)), sourceLocation: sourceLocation)
+        }
+    }
+
     /// With no variants (each phrase its own group, weight 1) `slackindex_rank` is SQLite's bm25, row for row.
     @Test(arguments: ["fridays", "we OR the", "\"on fridays\"", "deploy* OR assignment", "fridays NOT deployed"])
     func rankWithoutGroupsIsBM25(match: String) throws {
@@ -148,16 +161,11 @@ import Testing
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT bm25(message_fts, 1.0, 0.4) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b
-                    FROM message_fts WHERE message_fts MATCH ?
+                    SELECT \(Self.bm25AndRank) FROM message_fts WHERE message_fts MATCH ?
                     """, arguments: [match])
         }
         #expect(!rows.isEmpty)
-        for row in rows {
-            let a: Double = row["a"]
-            let b: Double = row["b"]
-            #expect(abs(a - b) < 1e-9 * max(1, abs(a)))
-        }
+        Self.expectBM25(rows)
     }
 
     /// The rank's cached document lengths (`slack_rank.c`, `si_lengths`) are never used after the archive changed:
@@ -172,8 +180,7 @@ import Testing
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT f.rowid AS id, bm25(message_fts, 1.0, 0.4) AS a,
-                            slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b, d.sz AS sz
+                        SELECT f.rowid AS id, \(Self.bm25AndRank), d.sz AS sz
                         FROM message_fts f JOIN message_fts_docsize d ON d.id = f.rowid
                         WHERE message_fts MATCH ?
                         """, arguments: [match]
@@ -198,8 +205,7 @@ import Testing
     @Test func lengthsRankedInARolledBackWriteAreNotReused() throws {
         let archive = try Self.archive()
         let sql = """
-            SELECT f.rowid AS id, bm25(message_fts, 1.0, 0.4) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b
-            FROM message_fts f WHERE message_fts MATCH 'fridays'
+            SELECT f.rowid AS id, \(Self.bm25AndRank) FROM message_fts f WHERE message_fts MATCH 'fridays'
             """
         let rows = try archive.pool.writeWithoutTransaction { db -> [Row] in
             let target = try #require(try Row.fetchOne(
@@ -220,11 +226,7 @@ import Testing
             return try Row.fetchAll(db, sql: sql)
         }
         #expect(!rows.isEmpty)
-        for row in rows {
-            let a: Double = row["a"]
-            let b: Double = row["b"]
-            #expect(abs(a - b) < 1e-9 * max(1, abs(a)))
-        }
+        Self.expectBM25(rows)
     }
 
     /// Document counts given in the spec (`@N`, a prefix's words from the vocabulary) are used instead of counting,
