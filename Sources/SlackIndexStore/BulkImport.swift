@@ -77,7 +77,7 @@ extension ImportBatch {
     /// wait (a batch is whole dates: 1,370 messages a date on average in the 1M export, 5,480 in the 10M one).
     ///
     /// Every part shares the blocks (`rawBlocks`, not copied), since a block holds one file's messages and a
-    /// date's messages are sorted across its files; `SQLiteExportSession.write` stores each block once, by the
+    /// date's messages are sorted across its files; `SQLiteImportSession.write` stores each block once, by the
     /// first part with a new message in it, and commits only after the last part (`continues` is false there).
     /// The placeholders go with the first part, the deletions with the last (they apply after the messages).
     /// - Complexity: O(n) moves; no message is copied (`Array.reverse`, used before, copied every message it
@@ -141,24 +141,38 @@ extension SQLiteArchive {
         }
     }
 
-    /// Runs a bulk import: `body` hands the session batch after batch on the calling thread; the store owns the
-    /// transactions, the WAL and its checkpoints, and finishes the import (workspace domain, pending events, reply
-    /// counts) when `body` returns.
+    /// Messages to a transaction of an export's import. Every commit writes the pages the transaction touched to
+    /// the WAL (the full-text index's newest segments and structure, the indexes' last leaves, again and again),
+    /// and the checkpoint thread copies them: the 3M export imported in 49.0–49.9 s with 20,000 (12.3 s of system
+    /// time), 43.9–44.7 s with 200,000 (6.3 s; 100,000: 46.2 s, 500,000: 47.3 s), peak RSS the same (~94 MB: SQLite
+    /// spills the transaction's pages past its cache to the WAL). An import stopped by `kill -9` loses at most this
+    /// many messages' work, redone when it runs again. Pages (dumps) are held in memory until written
+    /// (`PageBuffer`), so they go 20,000 at a time.
+    package var commitMessages: (export: Int, pages: Int) { (200_000, 20_000) }
+
+    /// Packs the raw JSON of one file's messages into compressed blocks (`RawBlocks`): on the reader's thread, so
+    /// the compression runs beside the writer.
+    package func prepareForWrite(_ batch: inout ImportBatch, from start: Int) { batch.packRaws(from: start) }
+
+    package func prepareForWrite(_ page: inout PageWrite) { page.packRaws() }
+
+    /// Runs an import session (`ImportSink.importSession`): `body` hands the session export batches or pages on
+    /// the calling thread; the store owns the transactions, the WAL and its checkpoints, and ends the import
+    /// (workspace domain, pending events, reply counts) when `body` returns.
     ///
-    /// Transactions of `commitMessages` messages (several batches): SQLite writes the touched pages at every
-    /// commit, so bigger transactions write less (1M messages: 30.8 s with 2,000 per commit, 27.3 s with 20,000;
-    /// the importer's default is measured in `Importer.exportCommitMessages`). FTS5 flushes its pending terms
+    /// Transactions of `plan.commitMessages` messages (several batches or pages; by default `commitMessages`):
+    /// SQLite writes the touched pages at every commit, so bigger transactions write less (1M messages: 30.8 s with
+    /// 2,000 per commit, 27.3 s with 20,000). FTS5 flushes its pending terms
     /// every megabyte of them regardless (its `hashsize` default; 4 to 64 MB at 200,000 a commit imported the 3M
     /// export in 41.9–47.0 s, within the spread of 1 MB's runs, for up to 36 MB more RSS).
     ///
     /// Checkpoints happen on their own thread (`Checkpointer`) instead of inside the writer's commits, which had
-    /// cost the writer 5.4 s of the 27.3 s; the WAL starts over every `checkpointPages` pages (256 MB) and is
-    /// truncated at the end. When `body` throws, the open transaction rolls back (committed batches stay: the
-    /// import is idempotent and resumes by running again).
-    /// - Throws: what `body` throws, or the store's error when a write fails.
-    package func bulkImport(
-        _ listings: ExportListingsResult, commitMessages: Int, _ body: (any ExportSession) throws -> Void
-    ) throws {
+    /// cost the writer 5.4 s of the 27.3 s (a dump's pages with SQLite's automatic checkpoint: 56% of the 1M
+    /// import's time was I/O wait); the WAL starts over every `checkpointPages` pages (256 MB) and is truncated at
+    /// the end. When `body` throws, the open transaction rolls back (committed writes stay: the import is idempotent
+    /// and resumes by running again).
+    /// - Throws: what `body` throws, or `BulkImportFailure` when a write fails.
+    package func importSession(_ plan: ImportPlan, _ body: (any ImportSession) throws -> Void) throws {
         let wal = WALLength()
         pool.writeWithoutTransaction { db in wal.install(on: db) }
         // On the paths that throw: the import's own failure is what the user hears; the final checkpoint below is
@@ -168,16 +182,16 @@ extension SQLiteArchive {
         // Declared after the deferred TRUNCATE, so stopped before it on every path.
         let checkpointer = try? Checkpointer(path: path)
         defer { _ = checkpointer?.stop() }
-        var replyCounts = ReplyCountCheck()
-        var domain: String?
-        var stopped = false
-        var committed = WriteCounts()
+        var ended: SQLiteImportSession.Ending?
         try pool.writeWithoutTransaction { db in
-            let session = SQLiteExportSession(
-                db: db, wal: wal, checkpointer: checkpointer, commitMessages: commitMessages)
+            let session = SQLiteImportSession(
+                db: db, wal: wal, checkpointer: checkpointer, plan: plan, exportCommit: commitMessages.export,
+                pagesCommit: commitMessages.pages)
             do {
                 try body(session)
                 try session.commitIfOpen()
+                ended = session.ending
+                try session.end(export: plan.export)
             } catch let error as DatabaseError {
                 session.rollbackIfOpen()
                 throw failure(error, committed: session.committed)
@@ -185,29 +199,15 @@ extension SQLiteArchive {
                 session.rollbackIfOpen()
                 throw error
             }
-            replyCounts = session.replyCounts
-            domain = session.domain
-            stopped = session.isStopped
-            committed = session.committed
         }
-        try reportingFailure(committed: committed) { try pool.write { db in
-            if let domain {
-                _ = try SQLiteArchive.upsertWorkspace(teamID: listings.teamID, domain: domain, in: db)
-            }
-            _ = try SQLiteArchive.applyPendingEvents(in: db)
-            // Replies that arrived earlier through sync pages count for the parents this export brought; in
-            // conversations new to the archive, only threads whose replies outnumber their declared count.
-            for rowID in listings.preexisting { try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, in: db) }
-            for (rowID, keys) in replyCounts.threadsToRecount() where !listings.preexisting.contains(rowID) {
-                try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
-            }
-        } }
         _ = checkpointer?.stop()
         checkpointed = true
+        let committed = ended?.committed ?? WriteCounts()
         try finalCheckpoint(uninstalling: wal, committed: committed)
         // After the final checkpoint: every message is in the archive's file, and the merge's log starts empty
         // (before it, the merge's frames added to the import's in the log: 150,000 messages needed 36 MB more disk).
-        if committed.added >= mergeIndexAfter, !stopped { mergeSearchIndex() }
+        // An export's import only: dumps and syncs rely on FTS5's automerge.
+        if plan.export != nil, committed.added >= mergeIndexAfter, ended?.stopped == false { mergeSearchIndex() }
     }
 
     /// Merges the full-text index's segments into one (FTS5's `optimize`), in a transaction of its own after every
@@ -294,10 +294,17 @@ extension SQLiteArchive {
     }
 }
 
-/// The writer side of a bulk import, valid only inside `Archive.bulkImport`'s body.
+/// The writer side of an import or a sync, valid only inside `SQLiteArchive.importSession`'s body: export batches
+/// and pages into transactions of `plan.commitMessages` messages, listings met on the way in between.
 ///
 /// Not `Sendable`: it holds the writer connection of the closure it was made in.
-final class SQLiteExportSession: ExportSession {
+final class SQLiteImportSession: ImportSession {
+    /// What the session did, for the end of the import.
+    struct Ending {
+        var committed: WriteCounts
+        var stopped: Bool
+    }
+
     private let db: Database
     private let wal: WALLength
     private let checkpointer: Checkpointer?
@@ -309,8 +316,13 @@ final class SQLiteExportSession: ExportSession {
     /// What the open transaction wrote, and what committed ones did.
     private var uncommitted = WriteCounts()
     fileprivate private(set) var committed = WriteCounts()
-    fileprivate var replyCounts = ReplyCountCheck()
-    fileprivate var domain: String?
+    /// An export's threads whose replies outnumber their declared count (`ReplyCountCheck`).
+    private var replyCounts = ReplyCountCheck()
+    /// Conversations whose reply counts are raised when the session ends (`recountReplies`).
+    private var recount = Set<Int64>()
+    /// The messages counted so far that later pages may hold again (`RepeatedCopies`).
+    private var copies = RepeatedCopies()
+    private var domain: String?
     package var isStopped = false
     /// The blocks of a split batch whose next part is still to come (`ImportBatch.continues`).
     private var carried: PackedBlocks?
@@ -318,12 +330,16 @@ final class SQLiteExportSession: ExportSession {
     /// 10M import upserted each conversation of a date three times, ~1.4M upserts more).
     private var carriedCounts: [Int64: MessageCountDelta] = [:]
 
-    fileprivate init(db: Database, wal: WALLength, checkpointer: Checkpointer?, commitMessages: Int) {
+    fileprivate init(
+        db: Database, wal: WALLength, checkpointer: Checkpointer?, plan: ImportPlan, exportCommit: Int, pagesCommit: Int
+    ) {
         self.db = db
         self.wal = wal
         self.checkpointer = checkpointer
-        self.commitMessages = max(1, commitMessages)
+        self.commitMessages = plan.commitMessages ?? (plan.export == nil ? pagesCommit : exportCommit)
     }
+
+    fileprivate var ending: Ending { Ending(committed: committed, stopped: isStopped) }
 
     /// The workspace's Slack domain, once the import has learned it (stored when the import finishes).
     package var workspaceDomain: String? {
@@ -336,14 +352,11 @@ final class SQLiteExportSession: ExportSession {
     /// (`ImportBatch.continues`): the parts of a split batch are written in one transaction, in order.
     ///
     /// - Complexity: O(m log n) for m messages in an archive of n.
-    /// - Throws: a `DatabaseError` (SQLITE_MISUSE; `Archive.bulkImport` reports it as a `BulkImportFailure` and
-    ///   rolls back) when a batch follows a part that continues and is not its next part.
+    /// - Throws: a `DatabaseError` (SQLITE_MISUSE; `importSession` reports it as a `BulkImportFailure` and rolls
+    ///   back) when a batch follows a part that continues and is not its next part.
     package func write(_ batch: ImportBatch) throws -> BatchWriteResult {
         var result = BatchWriteResult()
-        if !inTransaction {
-            try db.beginTransaction()
-            inTransaction = true
-        }
+        try beginIfNeeded()
         // A part's messages point into the blocks its earlier parts had; other blocks would give them other JSON.
         if let carried, !carried.holds(batch.rawBlocks) {
             throw DatabaseError(
@@ -379,6 +392,65 @@ final class SQLiteExportSession: ExportSession {
         pending += batch.messages.count + batch.deletions.count
         if pending >= commitMessages && !batch.continues { result.checkpointSeconds = try commit() }
         return result
+    }
+
+    /// Writes pages into the open transaction (`SQLiteArchive.write(pages:copies:in:)`); commits once it holds
+    /// `commitMessages` messages.
+    ///
+    /// - Throws: a `DatabaseError` (SQLITE_MISUSE) after a batch part with more to come.
+    package func write(pages: [PageWrite]) throws -> WriteCounts {
+        try notInsideASplitBatch()
+        try beginIfNeeded()
+        let counts = try SQLiteArchive.write(pages: pages, copies: &copies, in: db)
+        uncommitted.add(counts)
+        pending += pages.reduce(1) { $0 + $1.messages.count + $1.deletions.count }
+        if pending >= commitMessages { _ = try commit() }
+        return counts
+    }
+
+    package func storeListings(
+        users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?
+    ) throws -> ListingCounts {
+        try committing {
+            try SQLiteArchive.storeListings(users: users, conversations: conversations, workspace: workspace, in: db)
+        }
+    }
+
+    package func storeNames(
+        users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]
+    ) throws -> NameCounts {
+        try committing { try SQLiteArchive.storeNames(users: users, conversations: conversations, in: db) }
+    }
+
+    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
+        try committing { try SQLiteArchive.addConversationIfMissing(input, workspace: workspace, in: db) }
+    }
+
+    package func recountReplies(conversations rowIDs: [Int64]) {
+        recount.formUnion(rowIDs)
+    }
+
+    /// Runs `write` in the open transaction and commits it with what the transaction holds, so that readers see
+    /// it when this returns (a listing met on the way: the reader then resolves names through it).
+    private func committing<T>(_ write: () throws -> T) throws -> T {
+        try notInsideASplitBatch()
+        try beginIfNeeded()
+        let result = try write()
+        _ = try commit()
+        return result
+    }
+
+    private func beginIfNeeded() throws {
+        guard !inTransaction else { return }
+        try db.beginTransaction()
+        inTransaction = true
+    }
+
+    /// Pages and listings never come between the parts of a split batch (they share its transaction's blocks).
+    private func notInsideASplitBatch() throws {
+        guard carried == nil else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "a write between the parts of a batch")
+        }
     }
 
     /// Commits the open transaction; waits for the WAL to start over when it is long. Returns the seconds waited.
@@ -422,6 +494,26 @@ final class SQLiteExportSession: ExportSession {
         guard inTransaction else { return }
         try? db.rollback()
         inTransaction = false
+    }
+
+    /// The import's last transaction: an export's workspace domain, the deletions and reactions whose messages
+    /// have arrived, and reply counts: replies that arrived earlier through sync pages count for the parents an
+    /// export brought (in conversations new to the archive, only threads whose replies outnumber their declared
+    /// count), and the conversations given to `recountReplies`.
+    fileprivate func end(export: ExportListingsResult?) throws {
+        try db.inTransaction {
+            if let export, let domain {
+                _ = try SQLiteArchive.upsertWorkspace(teamID: export.teamID, domain: domain, in: db)
+            }
+            _ = try SQLiteArchive.applyPendingEvents(in: db)
+            let whole = recount.union(export?.preexisting ?? [])
+            for rowID in whole.sorted() { try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, in: db) }
+            guard export != nil else { return .commit }
+            for (rowID, keys) in replyCounts.threadsToRecount() where !whole.contains(rowID) {
+                try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, threadKeys: keys, in: db)
+            }
+            return .commit
+        }
     }
 }
 

@@ -125,17 +125,12 @@ package struct SyncThreadMark: Sendable, Equatable {
 }
 
 extension SQLiteArchive {
-    /// Applies one page in one transaction: placeholders, messages (upserted on conversation and ts), deletions,
-    /// reactions, the page's span and the sync progress.
+    /// Writes pages in `db`'s open transaction (an import session's), with the same outcome as writing each in
+    /// turn: placeholders, messages (upserted on conversation and ts), deletions, reactions, each page's span and
+    /// sync progress.
     ///
-    /// Idempotent: applying a page twice changes nothing; an edit replaces the stored text and index entry (the
+    /// Idempotent: writing a page twice changes nothing; an edit replaces the stored text and index entry (the
     /// newest edit wins whatever the order); a deletion or reaction for a message not stored yet waits for it.
-    /// - Complexity: O(m log n) for m messages in an archive of n.
-    package func apply(page: PageWrite) throws -> WriteCounts {
-        try pool.write { db in try SQLiteArchive.write(page, in: db) }
-    }
-
-    /// Applies pages in one transaction, with the same outcome as `apply(page:)` on each in turn.
     ///
     /// A dump's pages hold a few messages each, newest first: one transaction per page made FTS5 write a segment
     /// per page and merge them (2,780 messages/s on 1M messages in 61,938 pages). Runs of pages without reaction
@@ -144,29 +139,23 @@ extension SQLiteArchive {
     /// one, and the message table's inserts stay local. Deletions waiting for their message and edits are
     /// order-independent (`applyPendingEvents`, newest edit wins), so only pages with reactions or sync progress,
     /// whose order matters, are written one after the other as they come.
-    package func apply(pages: [PageWrite]) throws -> WriteCounts {
-        var copies = RepeatedCopies()
-        return try apply(pages: pages, copies: &copies)
-    }
-
-    /// `apply(pages:)` counting a message that pages of earlier calls held too by `copies` (one import's).
-    func apply(pages: [PageWrite], copies: inout RepeatedCopies) throws -> WriteCounts {
-        try pool.write { db in
-            var counts = WriteCounts()
-            var start = 0
-            while start < pages.count {
-                if pages[start].isOrdered {
-                    counts.add(try SQLiteArchive.write(pages[start], in: db))
-                    start += 1
-                    continue
-                }
-                var end = start + 1
-                while end < pages.count && !pages[end].isOrdered { end += 1 }
-                counts.add(try SQLiteArchive.writeInTimeOrder(pages[start..<end], copies: &copies, in: db))
-                start = end
+    /// - Parameter copies: the messages of the session's earlier writes that later pages may hold again.
+    /// - Complexity: O(m log n) for m messages in an archive of n.
+    static func write(pages: [PageWrite], copies: inout RepeatedCopies, in db: Database) throws -> WriteCounts {
+        var counts = WriteCounts()
+        var start = 0
+        while start < pages.count {
+            if pages[start].isOrdered {
+                counts.add(try SQLiteArchive.write(pages[start], in: db))
+                start += 1
+                continue
             }
-            return counts
+            var end = start + 1
+            while end < pages.count && !pages[end].isOrdered { end += 1 }
+            counts.add(try SQLiteArchive.writeInTimeOrder(pages[start..<end], copies: &copies, in: db))
+            start = end
         }
+        return counts
     }
 
     /// Writes `pages`' placeholders, then all their messages in ts order (stable: a page's revision follows the
@@ -244,39 +233,23 @@ extension SQLiteArchive {
         return counts
     }
 
-    /// Raises thread parents' reply counts to the replies held, in each of the given conversations.
-    ///
-    /// - Complexity: O(replies of these conversations × log n).
-    package func recountReplies(conversations rowIDs: some Sequence<Int64>) throws {
-        try pool.write { db in
-            for rowID in rowIDs { try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, in: db) }
-        }
-    }
-
-    /// Applies kept deletions and reaction events whose messages have arrived since. Returns how many deletions.
-    ///
-    /// - Complexity: O(p log n) for p pending events (none, almost always).
-    @discardableResult
-    package func applyPendingEvents() throws -> Int {
-        try pool.write { db in try SQLiteArchive.applyPendingEvents(in: db) }
-    }
-
     /// Creates the conversation if the archive does not have it (by Slack id); returns whether it was added.
-    package func addConversationIfMissing(_ input: ConversationInput) throws -> Bool {
-        try addConversationIfMissing(input, workspace: nil)
+    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
+        try pool.write { db in try SQLiteArchive.addConversationIfMissing(input, workspace: workspace, in: db) }
     }
 
-    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
-        try pool.write { db in
-            let exists = try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [input.slackID])
-            guard exists != true else { return false }
-            let workspaceID = try workspace.map {
-                try SQLiteArchive.upsertWorkspace(teamID: $0.teamID, domain: $0.domain, in: db)
-            }
-            _ = try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db)
-            return true
+    /// `addConversationIfMissing` in `db`'s open transaction (an import session's).
+    static func addConversationIfMissing(
+        _ input: ConversationInput, workspace: WorkspaceInput?, in db: Database
+    ) throws -> Bool {
+        let exists = try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [input.slackID])
+        guard exists != true else { return false }
+        let workspaceID = try workspace.map {
+            try SQLiteArchive.upsertWorkspace(teamID: $0.teamID, domain: $0.domain, in: db)
         }
+        _ = try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db)
+        return true
     }
 }
 
@@ -325,66 +298,5 @@ struct RepeatedCopies {
         }
         sameTS.outcomes[conversation] = now
         if comesTwice { parents[key] = now }
-    }
-}
-
-extension SQLiteArchive {
-    package func pageSession() -> any PageSession { SQLitePagesSession(archive: self) }
-}
-
-/// Writes a dump's pages in large transactions, checkpointing the WAL as a bulk import does: on its own thread
-/// between transactions, the writer waiting only when the WAL is long. With SQLite's automatic checkpoint the
-/// writer copied the WAL into the database file after every commit (56% of the 1M-message import's time was I/O
-/// wait). Call `finish()` when done.
-final class SQLitePagesSession: PageSession {
-    private let archive: SQLiteArchive
-    private let wal = WALLength()
-    private let checkpointer: Checkpointer?
-    private var finished = false
-    /// The import's messages counted so far that later pages may hold again (only the writer thread uses it).
-    private var copies = RepeatedCopies()
-    /// WAL pages after which the writer waits for the WAL to start over (256 MB of 16 KiB pages).
-    private let checkpointPages: Int32 = 16_000
-
-    init(archive: SQLiteArchive) {
-        self.archive = archive
-        checkpointer = try? Checkpointer(path: archive.path)
-        let wal = self.wal
-        archive.pool.writeWithoutTransaction { db in wal.install(on: db) }
-    }
-
-    deinit { try? finish() }
-
-    /// Applies `pages` in one transaction (see `Archive.apply(pages:)`).
-    ///
-    /// - Throws: `BulkImportFailure` when a write fails (a full disk, an I/O error): counting nothing when the pages'
-    ///   transaction failed, their counts when the checkpoint after their commit did.
-    func apply(pages: [PageWrite]) throws -> WriteCounts {
-        let counts = try archive.reportingFailure { try archive.apply(pages: pages, copies: &copies) }
-        // Committed: a checkpoint that fails after this counts what the pages wrote.
-        do {
-            let ticket = checkpointer?.request()
-            if wal.current >= checkpointPages {
-                if let checkpointer, let ticket {
-                    try checkpointer.wait(for: ticket)
-                } else {
-                    try archive.pool.writeWithoutTransaction { db in try WALLength.checkpoint(db) }
-                }
-            }
-        } catch let error as DatabaseError {
-            throw archive.failure(error, committed: counts)
-        }
-        return counts
-    }
-
-    /// Stops the checkpoint thread, gives the connection back to automatic checkpoints and truncates the WAL.
-    ///
-    /// - Throws: `BulkImportFailure` with `inWAL` when the WAL could not be copied into the archive (a full disk):
-    ///   what was committed is safe in the WAL, and the next write that can checkpoint copies it.
-    func finish() throws {
-        guard !finished else { return }
-        finished = true
-        _ = checkpointer?.stop()
-        try archive.finalCheckpoint(uninstalling: wal)
     }
 }

@@ -189,25 +189,35 @@ extension SQLiteArchive {
     /// conversations were added, updated and left unchanged.
     package func storeListings(
         users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?
-    ) throws -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int) {
+    ) throws -> ListingCounts {
         try pool.write { db in
-            let (usersAdded, _) = try SQLiteArchive.upsertUsers(users, in: db)
-            let workspaceID = try workspace.map {
-                try SQLiteArchive.upsertWorkspace(teamID: $0.teamID, domain: $0.domain, in: db)
-            }
-            var outcomes: [UpsertOutcome: Int] = [:]
-            for var input in conversations {
-                if input.members.isEmpty,
-                    let known = try String.fetchOne(
-                        db, sql: "SELECT members FROM conversation WHERE slack_id = ?", arguments: [input.slackID]),
-                    let members = JSONText.strings(known)
-                {
-                    input.members = members
-                }
-                outcomes[try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db).outcome, default: 0] += 1
-            }
-            return (usersAdded, outcomes[.added, default: 0], outcomes[.updated, default: 0], outcomes[.unchanged, default: 0])
+            try SQLiteArchive.storeListings(users: users, conversations: conversations, workspace: workspace, in: db)
         }
+    }
+
+    /// `storeListings` in `db`'s open transaction (an import session's).
+    static func storeListings(
+        users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?, in db: Database
+    ) throws -> ListingCounts {
+        let (usersAdded, _) = try SQLiteArchive.upsertUsers(users, in: db)
+        let workspaceID = try workspace.map {
+            try SQLiteArchive.upsertWorkspace(teamID: $0.teamID, domain: $0.domain, in: db)
+        }
+        var outcomes: [UpsertOutcome: Int] = [:]
+        for var input in conversations {
+            if input.members.isEmpty,
+                let known = try String.fetchOne(
+                    db, sql: "SELECT members FROM conversation WHERE slack_id = ?", arguments: [input.slackID]),
+                let members = JSONText.strings(known)
+            {
+                input.members = members
+            }
+            let outcome = try SQLiteArchive.upsertConversation(input, workspaceID: workspaceID, in: db).outcome
+            outcomes[outcome, default: 0] += 1
+        }
+        return (
+            usersAdded, outcomes[.added, default: 0], outcomes[.updated, default: 0], outcomes[.unchanged, default: 0]
+        )
     }
 
     /// Names from id → name maps (as dumping tools write `{"C0VFAZVVNIR": "general", "U0AAAAAAAA1": "ann"}`):
@@ -218,40 +228,45 @@ extension SQLiteArchive {
     /// as they were.
     package func storeNames(
         users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]
-    ) throws -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int) {
-        try pool.write { db in
-            var placeholders = 0
-            let user = try db.cachedStatement(
-                sql: """
-                    INSERT INTO user (id, handle, is_placeholder) VALUES (?, ?, 1)
-                    ON CONFLICT (id) DO UPDATE SET handle = excluded.handle
-                    WHERE user.is_placeholder = 1 AND user.handle IS NOT excluded.handle
-                    """)
-            for (id, handle) in users.sorted(by: { $0.key < $1.key }) {
-                try user.execute(arguments: [id, handle])
-                placeholders += db.changesCount
-            }
-            if placeholders > 0 { try SQLiteArchive.bumpUsersVersion(in: db) }
-            var added = 0
-            var named = 0
-            var unchanged = 0
-            let rename = try db.cachedStatement(
-                sql: "UPDATE conversation SET name = ? WHERE slack_id = ? AND name = slack_id AND name IS NOT ?")
-            for (id, entry) in conversations.sorted(by: { $0.key < $1.key }) {
-                let input = ConversationInput(slackID: id, kind: entry.kind, name: entry.name)
-                let exists = try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [id])
-                if exists != true {
-                    _ = try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db)
-                    added += 1
-                } else {
-                    try rename.execute(arguments: [entry.name, id, entry.name])
-                    named += db.changesCount
-                    unchanged += 1 - db.changesCount
-                }
-            }
-            return (placeholders, added, named, unchanged)
+    ) throws -> NameCounts {
+        try pool.write { db in try SQLiteArchive.storeNames(users: users, conversations: conversations, in: db) }
+    }
+
+    /// `storeNames` in `db`'s open transaction (an import session's).
+    static func storeNames(
+        users: [String: String], conversations: [String: (name: String, kind: ConversationKind)], in db: Database
+    ) throws -> NameCounts {
+        var placeholders = 0
+        let user = try db.cachedStatement(
+            sql: """
+                INSERT INTO user (id, handle, is_placeholder) VALUES (?, ?, 1)
+                ON CONFLICT (id) DO UPDATE SET handle = excluded.handle
+                WHERE user.is_placeholder = 1 AND user.handle IS NOT excluded.handle
+                """)
+        for (id, handle) in users.sorted(by: { $0.key < $1.key }) {
+            try user.execute(arguments: [id, handle])
+            placeholders += db.changesCount
         }
+        if placeholders > 0 { try SQLiteArchive.bumpUsersVersion(in: db) }
+        var added = 0
+        var named = 0
+        var unchanged = 0
+        let rename = try db.cachedStatement(
+            sql: "UPDATE conversation SET name = ? WHERE slack_id = ? AND name = slack_id AND name IS NOT ?")
+        for (id, entry) in conversations.sorted(by: { $0.key < $1.key }) {
+            let input = ConversationInput(slackID: id, kind: entry.kind, name: entry.name)
+            let exists = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM conversation WHERE slack_id = ?)", arguments: [id])
+            if exists != true {
+                _ = try SQLiteArchive.upsertConversation(input, workspaceID: nil, in: db)
+                added += 1
+            } else {
+                try rename.execute(arguments: [entry.name, id, entry.name])
+                named += db.changesCount
+                unchanged += 1 - db.changesCount
+            }
+        }
+        return (placeholders, added, named, unchanged)
     }
 }
 

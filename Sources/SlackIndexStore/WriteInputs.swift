@@ -122,6 +122,14 @@ package struct WriteCounts: Sendable, Equatable {
         placeholders += other.placeholders
     }
 
+    /// Takes away counts already told (what an import session committed beyond what it reported as written).
+    package mutating func subtract(_ other: WriteCounts) {
+        added -= other.added
+        updated -= other.updated
+        unchanged -= other.unchanged
+        placeholders -= other.placeholders
+    }
+
     mutating func count(_ outcome: UpsertOutcome) {
         switch outcome {
         case .added: added += 1

@@ -78,6 +78,23 @@ import Testing
         return names
     }
 
+    /// Every import and sync writes through one pipeline (issue 49): above the store only `ImportPipeline` opens
+    /// the sink's import session and starts a writer thread, and how messages are packed for storage is the
+    /// sink's business (`ImportSink.prepareForWrite`), not the importer's.
+    @Test func everySourceWritesThroughTheOnePipeline() throws {
+        let files = try Self.sources()
+        let pipeline = files.filter { $0.path.hasSuffix("Sources/SlackIndex/Import/ImportPipeline.swift") }
+        #expect(pipeline.count == 1 && pipeline[0].text.contains(".importSession("))
+        for file in files where file.target != "SlackIndexStore" && !file.path.hasSuffix("/ImportPipeline.swift") {
+            #expect(!file.text.contains(".importSession("), "\(file.path) opens an import session of its own")
+            #expect(!file.text.contains("packRaws("), "\(file.path) packs raw JSON itself")
+        }
+        for file in files where file.path.contains("Sources/SlackIndex/Import/") || file.path.contains("/Sync/") {
+            guard !file.path.hasSuffix("/ImportPipeline.swift") else { continue }
+            #expect(!file.text.contains("Thread {"), "\(file.path) starts a thread of its own")
+        }
+    }
+
     /// The MCP SDK stays in its module: the library, the store and `serve` never see it.
     @Test func onlyTheMCPModuleImportsTheSDK() throws {
         let files = try Self.sources()

@@ -72,7 +72,9 @@ import Testing
         _ batches: [ImportBatch], into archive: Archive, commitMessages: Int = 3
     ) throws -> [WriteCounts] {
         var counts: [WriteCounts] = []
-        try archive.store.bulkImport(ExportListingsResult(teamID: "T1"), commitMessages: commitMessages) { session in
+        try archive.store.importSession(
+            ImportPlan(export: ExportListingsResult(teamID: "T1"), commitMessages: commitMessages)
+        ) { session in
             for batch in batches { counts.append(try session.write(batch).counts) }
         }
         return counts

@@ -15,51 +15,62 @@ struct PageTargets {
     var byName: [String: Result<Conversation, StoreError>] = [:]
     /// Conversations that received messages, for the reply recount.
     var touched: Set<Int64> = []
+    /// The import's pipeline: pages, listings and conversations met on the way go through its writer.
+    let pipeline: ImportPipeline
     /// Pages waiting to be written together.
     let buffer: PageBuffer
 
-    init(archive: any ImportSink & Directory & Timelines, messagesPerWrite: Int) {
-        buffer = PageBuffer(session: archive.pageSession(), messagesPerWrite: messagesPerWrite)
+    /// - Parameter commitMessages: the importer's (nil: the sink's); `messagesPerWrite`: pages' messages written
+    ///   together.
+    init(sink: any ImportSink, commitMessages: Int?, messagesPerWrite: Int) {
+        // One set of pages waits while the other is written: the reading side runs at most one write ahead.
+        pipeline = ImportPipeline(sink: sink, plan: ImportPlan(commitMessages: commitMessages), capacity: 1)
+        buffer = PageBuffer(pipeline: pipeline, messagesPerWrite: messagesPerWrite)
     }
 }
 
-/// Dumped pages written about `messagesPerWrite` messages to a transaction (see `Archive.apply(pages:)`), on a writer
-/// thread of their own while the importing thread reads and prepares the next pages, as an export's import does
-/// (`ReaderJob`). Other writes of the importing thread (a conversation created, a listing stored) wait for the
-/// writer's open transaction; pages queued before them may be written after them, which changes nothing: users
-/// and conversations are upserted, placeholders never replace a stored user.
-final class PageBuffer {
-    /// The importer's `pageMessagesPerWrite` (`Importer.defaultPageMessagesPerWrite` by default).
+/// Where a page goes once prepared: a dump's buffer (written with others, in time order), or the pipeline's writer
+/// at once (a sync's page, durable with its progress before the next is asked for).
+protocol PageDestination {
+    /// Writes `page` or keeps it to write; adds what was written to `summary`.
+    func add(_ page: PageWrite, summary: inout ImportSummary) throws
+}
+
+extension ImportPipeline: PageDestination {
+    func add(_ page: PageWrite, summary: inout ImportSummary) throws {
+        summary.add(try write(page: page))
+    }
+}
+
+/// Dumped pages written about `messagesPerWrite` messages at a time (the store writes each run of pages in ts
+/// order), by the import pipeline's writer thread while the importing thread reads and prepares the next pages, as
+/// an export's import does. Other writes of the importing thread (a conversation created, a listing stored) go
+/// through the same writer after the pages sent before them.
+final class PageBuffer: PageDestination {
+    /// The importer's `pageMessagesPerWrite` (the sink's `commitMessages.pages` by default).
     private let messagesPerWrite: Int
-    private let writer: PageWriter
+    private let pipeline: ImportPipeline
     private var pages: [PageWrite] = []
     private var messages = 0
-    private var finished = false
     /// The latest oldest message of the pages added. Pages come in the order of their oldest ts (files in
     /// `Importer.timeOrder`, slackdump's rows in ts order), so later pages hardly hold older messages: the
     /// messages before it are written, the newer ones wait for the messages that will come between (a page of a
-    /// quiet conversation spans months). Each transaction then covers a narrow stretch of history, as an
-    /// export's day-by-day import does. Files in no such order (JSON lines) see the horizon jump ahead, and all
-    /// is written as it comes.
+    /// quiet conversation spans months). Each write then covers a narrow stretch of history, as an export's
+    /// day-by-day import does. Files in no such order (JSON lines) see the horizon jump ahead, and all is written
+    /// as it comes.
     private var horizon = Int64.min
     private var addedSinceCheck = 0
 
-    init(session: any PageSession, messagesPerWrite: Int) {
+    init(pipeline: ImportPipeline, messagesPerWrite: Int) {
         self.messagesPerWrite = max(1, messagesPerWrite)
-        writer = PageWriter(session: session)
-        let writer = self.writer
-        let thread = Thread { writer.run() }
-        thread.stackSize = 8 << 20
-        thread.start()
+        self.pipeline = pipeline
     }
 
-    deinit { _ = try? writer.finish() }
-
-    func add(_ page: PageWrite, archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
+    func add(_ page: PageWrite, summary: inout ImportSummary) throws {
         pages.append(page)
         if page.isOrdered {
             // Reaction events and sync progress: written after everything before them.
-            try flush(archive: archive, summary: &summary)
+            try flush(summary: &summary)
             return
         }
         if let oldest = page.messages.lazy.map(\.tsKey).min() { horizon = max(horizon, oldest) }
@@ -68,20 +79,20 @@ final class PageBuffer {
         addedSinceCheck += added
         guard messages >= messagesPerWrite, addedSinceCheck >= messagesPerWrite / 10 else { return }
         addedSinceCheck = 0
-        try flushOlder(archive: archive, summary: &summary)
+        try flushOlder(summary: &summary)
     }
 
     /// Hands the writer the messages older than the horizon, with their pages' deletions and spans, once there are
-    /// half a transaction of them; past two transactions waiting, the oldest transaction's worth goes anyway.
+    /// half a write of them; past two writes waiting, the oldest write's worth goes anyway.
     ///
     /// - Complexity: O(b) for b messages buffered (O(b log b) past the cap).
-    private func flushOlder(archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
+    private func flushOlder(summary: inout ImportSummary) throws {
         var cut = horizon
         let ready = pages.reduce(0) { count, page in count + page.messages.count { $0.tsKey < cut } }
         if ready < messagesPerWrite / 2 {
             guard messages >= 2 * messagesPerWrite else { return }
             let keys = pages.flatMap { $0.messages.map(\.tsKey) }.sorted()
-            guard keys.count > messagesPerWrite else { return try flush(archive: archive, summary: &summary) }
+            guard keys.count > messagesPerWrite else { return try flush(summary: &summary) }
             cut = keys[messagesPerWrite]
         }
         var now: [PageWrite] = []
@@ -91,98 +102,23 @@ final class PageBuffer {
             now.append(older)
             if let newer { waiting.append(newer) }
         }
-        summary.add(try writer.takeCounts())
-        writer.queue.push(now)
+        summary.merge(try pipeline.takeWritten().summary)
+        pipeline.send(pages: now)
         pages = waiting
         messages = waiting.reduce(0) { $0 + $1.messages.count + 1 }
     }
 
     /// Hands the buffered pages to the writer thread (waiting while it still writes the previous ones); adds what
     /// it has written since the last call to `summary`, or throws the error that stopped it.
-    func flush(archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
-        summary.add(try writer.takeCounts())
+    func flush(summary: inout ImportSummary) throws {
+        summary.merge(try pipeline.takeWritten().summary)
         guard !pages.isEmpty else { return }
         defer {
             pages = []
             messages = 0
             addedSinceCheck = 0
         }
-        writer.queue.push(pages)
-    }
-
-    /// Writes what is left, waits for the writer thread and ends the session's checkpointing.
-    func finish(archive: any ImportSink & Directory & Timelines, summary: inout ImportSummary) throws {
-        guard !finished else { return }
-        finished = true
-        try flush(archive: archive, summary: &summary)
-        summary.add(try writer.finish())
-    }
-}
-
-/// The writer thread of a `PageBuffer`.
-///
-/// `@unchecked Sendable`: `counts`, `failure` and `ended` are accessed while holding `lock`; `session` is used by
-/// the writer thread, and by `finish` only after that thread has ended.
-final class PageWriter: @unchecked Sendable {
-    /// One set of pages waits while the other is written: the reading side runs at most one transaction ahead.
-    let queue = BoundedQueue<[PageWrite]>(capacity: 1)
-    private let session: any PageSession
-    private let lock = NSLock()
-    private let done = DispatchSemaphore(value: 0)
-    private var counts = WriteCounts()
-    private var failure: (any Error)?
-    private var ended = false
-
-    init(session: any PageSession) {
-        self.session = session
-    }
-
-    /// The thread's body: writes the queued pages until the queue closes; after a failed write it drains the
-    /// queue without writing (the open transaction was rolled back; what was committed stays).
-    func run() {
-        while let pages = queue.pop() {
-            guard lock.withLock({ failure == nil }) else { continue }
-            do {
-                let written = try session.apply(pages: pages)
-                lock.withLock { counts.add(written) }
-            } catch {
-                lock.withLock { failure = error }
-            }
-        }
-        done.signal()
-    }
-
-    /// What was written since the last call; throws the write error if one stopped the writer, a
-    /// `BulkImportFailure` counting what was committed since the last call (once: later calls count nothing).
-    func takeCounts() throws -> WriteCounts {
-        try lock.withLock {
-            defer { counts = WriteCounts() }
-            if let failure {
-                guard var stopped = failure as? BulkImportFailure else { throw failure }
-                stopped.committed.add(counts)
-                throw stopped
-            }
-            return counts
-        }
-    }
-
-    /// Closes the queue, waits for the thread to write what it holds, ends the session; returns what was written
-    /// since the last `takeCounts`.
-    func finish() throws -> WriteCounts {
-        let first = lock.withLock {
-            defer { ended = true }
-            return !ended
-        }
-        if first {
-            queue.close()
-            done.wait()
-            do {
-                try session.finish()
-            } catch {
-                lock.withLock { if failure == nil { failure = error } }
-            }
-        }
-        return try takeCounts()
+        pipeline.send(pages: pages)
     }
 }
 
@@ -226,7 +162,7 @@ extension Importer {
                 summary.recognise(listing.kindName)
                 var found = DumpListings()
                 found.add(listing)
-                try store(found, summary: &summary)
+                try store(found, into: targets.pipeline, summary: &summary)
                 preparer = MessagePreparer(names: try archive.nameDirectory())
             } else {
                 summary.notes.append("'\(file)' is not an API page (no \"messages\"); it was not imported.")
@@ -291,7 +227,7 @@ extension Importer {
             _ = try applyRecords(
                 whole ? records : indices.map { records[$0] }, at: whole ? elements : indices.map { elements[$0] },
                 of: page, cursor: cursor, into: conversation, preparer: &preparer, summary: &summary,
-                recordSpan: recordSpan && whole, buffer: targets.buffer)
+                recordSpan: recordSpan && whole, writingTo: targets.buffer)
         }
     }
 
@@ -343,7 +279,7 @@ extension Importer {
         if let known = targets.byName[name] { return known }
         let found: Result<Conversation, StoreError>
         do {
-            found = .success(try conversationOrNew(named: name, summary: &summary))
+            found = .success(try conversationOrNew(named: name, via: targets.pipeline, summary: &summary))
         } catch let error as StoreError {
             found = .failure(error)
         } catch {
@@ -401,7 +337,7 @@ extension Importer {
                 summary.recognise(listing.kindName)
                 var found = DumpListings()
                 found.add(listing)
-                try store(found, summary: &summary)
+                try store(found, into: targets.pipeline, summary: &summary)
                 preparer = MessagePreparer(names: try archive.nameDirectory())
             }
         }
@@ -645,9 +581,9 @@ extension Importer {
                 "message rows only in slackdump chunks that are not history or thread answers",
                 count: notRead.otherChunkType)
         }
-        try store(found, summary: &summary)
         summary.bytes = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         try writingPages(summary: &summary) { targets, summary in
+            try store(found, into: targets.pipeline, summary: &summary)
             try writeSlackdumpMessages(file: file, targets: &targets, summary: &summary, from: database)
         }
     }
@@ -706,29 +642,29 @@ extension Importer {
         }
     }
 
-    /// Runs `write` through a dump's writer thread (`PageTargets`), then waits for it and raises the reply counts
-    /// of the conversations it wrote to. When `write` throws, the writer is waited for all the same and what it
-    /// committed is added to `summary` (a write error there is the one that stopped the import, or follows from
-    /// it, and is not thrown again); then the error is rethrown.
+    /// Runs `write` through a dump's import pipeline (`PageTargets`), then waits for its writer, which raises the
+    /// reply counts of the conversations written to as the session ends. When `write` throws, the writer is waited
+    /// for all the same and what it committed is added to `summary` (a write error there is the one that stopped
+    /// the import, or follows from it, and is not thrown again); then the error is rethrown.
     func writingPages(
         summary: inout ImportSummary, _ write: (inout PageTargets, inout ImportSummary) throws -> Void
     ) throws {
-        var targets = PageTargets(archive: archive, messagesPerWrite: pageMessagesPerWrite)
+        var targets = PageTargets(
+            sink: archive, commitMessages: commitMessages, messagesPerWrite: pageMessagesPerWrite)
         do {
             try write(&targets, &summary)
+            try targets.buffer.flush(summary: &summary)
         } catch {
-            do {
-                try targets.buffer.finish(archive: archive, summary: &summary)
-            } catch let failure as BulkImportFailure {
-                summary.add(failure.committed)
-            } catch {}
+            let written = targets.pipeline.finish()
+            summary.merge(written.summary)
+            if let failure = written.failure as? BulkImportFailure { summary.add(failure.committed) }
             throw error
         }
-        try targets.buffer.finish(archive: archive, summary: &summary)
-        try archive.reportingFailure {
-            try archive.recountReplies(conversations: targets.touched.sorted())
-            try archive.applyPendingEvents()
-        }
+        let touched = targets.touched.sorted()
+        _ = try targets.pipeline.perform { session in session.recountReplies(conversations: touched) }
+        let written = targets.pipeline.finish()
+        summary.merge(written.summary)
+        if let failure = written.failure { throw failure }
     }
 }
 

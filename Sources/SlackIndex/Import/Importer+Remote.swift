@@ -14,22 +14,33 @@ extension Importer {
                 id.hasPrefix("D") ? .dm : (first?.isPrivate == true ? .private : .channel)
             return ConversationInput(slackID: id, kind: kind, name: first?.conversationName ?? id)
         }
-        if !missing.isEmpty { _ = try archive.storeListings(users: [], conversations: missing) }
-        var preparer = MessagePreparer(names: names)
+        // One session through the import pipeline, as every write of messages: the conversations first (committed,
+        // so that they are found by name), then a page per conversation.
+        let pipeline = ImportPipeline(sink: archive, plan: ImportPlan(), capacity: 1)
         var added = 0
-        for (id, group) in groups.sorted(by: { $0.key < $1.key }) {
-            let conversation = try archive.conversation(named: id)
-            var write = PageWrite(conversationRowID: conversation.rowID)
-            for hit in group {
-                guard case .success(var message) = preparer.prepare(hit.record, raw: hit.rawJSON,
-                    conversationRowID: conversation.rowID)
-                else { continue }
-                message.flags |= MessageFlags.savedFromSearch.rawValue
-                write.messages.append(message)
+        do {
+            if !missing.isEmpty {
+                _ = try pipeline.storeListings(users: [], conversations: missing, workspace: nil)
             }
-            write.placeholders = preparer.takePlaceholders()
-            added += try archive.apply(page: write).added
+            var preparer = MessagePreparer(names: names)
+            for (id, group) in groups.sorted(by: { $0.key < $1.key }) {
+                let conversation = try archive.conversation(named: id)
+                var write = PageWrite(conversationRowID: conversation.rowID)
+                for hit in group {
+                    guard case .success(var message) = preparer.prepare(hit.record, raw: hit.rawJSON,
+                        conversationRowID: conversation.rowID)
+                    else { continue }
+                    message.flags |= MessageFlags.savedFromSearch.rawValue
+                    write.messages.append(message)
+                }
+                write.placeholders = preparer.takePlaceholders()
+                added += try pipeline.write(page: write).added
+            }
+        } catch {
+            _ = pipeline.finish()
+            throw error
         }
+        if let failure = pipeline.finish().failure { throw failure }
         return added
     }
 }

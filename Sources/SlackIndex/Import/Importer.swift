@@ -1,7 +1,9 @@
 import Foundation
 
-/// Drives export sources into the archive: listings first, then day files streamed through a reader thread
-/// (inflate, minify, decode, normalise) and the calling thread (SQLite writes), overlapped on two cores.
+/// Drives every source into the archive through one pipeline (`ImportPipeline`): the calling thread reads (inflate,
+/// minify, decode, normalise) while a writer thread writes into the sink's import session, overlapped on two cores.
+/// An export's listings go first, then its day files; a dump's pages and a slackdump database's rows go the same
+/// way (`writingPages`).
 ///
 /// Memory stays bounded: one day file is read at a time; a batch (whole dates) is handed over in parts of at most
 /// `batchSize` messages, and at most `queueDepth` parts wait for the writer, weighing at most `batchSize × 2`
@@ -14,27 +16,17 @@ public final class Importer: Sendable {
     let archive: any ImportSink & Directory & Timelines & FileArchive & WorkspaceImages
     private let batchSize: Int
     private let queueDepth: Int
-    /// Messages per transaction of an export's import (`Archive.bulkImport`).
-    let commitMessages: Int
-    /// Messages of pages (sync pages, API dumps, slackdump archives) buffered and written in one transaction:
-    /// held in memory until written, so fewer than an export's transaction.
+    /// Messages to a transaction, for exports and pages alike; nil: the sink's own (`ImportSink.commitMessages`).
+    let commitMessages: Int?
+    /// Messages of pages (sync pages, API dumps, slackdump archives) buffered and written together: held in memory
+    /// until written, so fewer than an export's transaction (the sink's measure, or `commitMessages`).
     let pageMessagesPerWrite: Int
     /// Set to stop after the batch or page being written (Ctrl-C): what was written is committed and the summary
     /// says `interrupted`; the same import run again adds the rest.
     let stop: StopSignal?
 
-    /// Messages to a transaction of an export's import. Every commit writes the pages the transaction touched to
-    /// the WAL (the full-text index's newest segments and structure, the indexes' last leaves, again and again),
-    /// and the checkpoint thread copies them: the 3M export imported in 49.0–49.9 s with 20,000 (12.3 s of system
-    /// time), 43.9–44.7 s with 200,000 (6.3 s; 100,000: 46.2 s, 500,000: 47.3 s), peak RSS the same (~94 MB: SQLite
-    /// spills the transaction's pages past its cache to the WAL). An import stopped by `kill -9` loses at most this
-    /// many messages' work, redone when it runs again.
-    static let exportCommitMessages = 200_000
-    /// `pageMessagesPerWrite` when the importer is given no `commitMessages`.
-    static let defaultPageMessagesPerWrite = 20_000
-
-    /// - Parameter commitMessages: messages to a transaction, for exports and pages alike; nil: the defaults
-    ///   (`exportCommitMessages`, `defaultPageMessagesPerWrite`).
+    /// - Parameter commitMessages: messages to a transaction, for exports and pages alike; nil: the sink's own
+    ///   (`ImportSink.commitMessages`: SQLite's are measured there).
     public convenience init(
         archive: Archive, batchSize: Int = 2_000, queueDepth: Int = 4, commitMessages: Int? = nil,
         stop: StopSignal? = nil
@@ -51,8 +43,8 @@ public final class Importer: Sendable {
     ) {
         self.archive = store
         self.stop = stop
-        self.commitMessages = commitMessages ?? Importer.exportCommitMessages
-        pageMessagesPerWrite = commitMessages ?? Importer.defaultPageMessagesPerWrite
+        self.commitMessages = commitMessages
+        pageMessagesPerWrite = commitMessages ?? store.commitMessages.pages
         self.batchSize = batchSize
         self.queueDepth = queueDepth
     }
@@ -195,8 +187,8 @@ public final class Importer: Sendable {
             teamID: listings.teamID, users: listings.users.map(\.input), conversations: inputs)
     }
 
-    /// Streams the day files, date by date: a reader thread reads and prepares them into a bounded queue while
-    /// this thread hands the batches to the store's bulk-import session.
+    /// Streams the day files, date by date, through the import pipeline: this thread reads and prepares them
+    /// while the pipeline's writer thread writes the batches into the sink's import session.
     private func importDayFiles(
         of source: any ExportSource, listings: ExportListingsResult, started: Date, summary: inout ImportSummary,
         progress: ProgressHandler?
@@ -216,77 +208,31 @@ public final class Importer: Sendable {
         // 2`), interleaved:
         // 3M 61.6 and 62.0 s (119.0 and 119.8 MB peak RSS) against 61.7 and 64.2 s (138.4 and 139.4 MB); 1M 17.97 s
         // median (97.8 MB) against 18.17 s (111.9 MB), three against six batches' worth the same within noise.
-        let queue = BoundedQueue<ReaderBatch>(capacity: queueDepth, maxWeight: batchSize * 2)
-        let spent = DeferredRelease<ReaderBatch>()
-        let reader = ReaderJob(
-            source: source, files: files, rowIDByPlace: rowIDByPlace, names: try archive.nameDirectory(),
-            batchSize: batchSize, queue: queue, spent: spent)
-        let thread = Thread { reader.run() }
-        thread.stackSize = 8 << 20
-        thread.start()
-        var bytesDone: Int64 = 0
-        var filesDone = 0
+        let names = try archive.nameDirectory()
         let sizeBefore = archive.fileSize
-        // On a write error the queue is drained so the reader can finish; the store rolls back the open
-        // transaction when the error is rethrown, and reports what the committed ones wrote.
-        do {
-            try importBatches(from: queue, spent: spent, listings: listings, started: started, summary: &summary,
-                progress: progress, bytesTotal: totalBytes, filesTotal: files.count, bytesDone: &bytesDone,
-                filesDone: &filesDone)
-        } catch let failure as BulkImportFailure {
-            Importer.record(
-                failure, in: &summary, bytesDone: bytesDone, bytesTotal: totalBytes,
-                growth: archive.fileSize - sizeBefore)
-        }
+        let pipeline = ImportPipeline(
+            sink: archive, plan: ImportPlan(export: listings, commitMessages: commitMessages),
+            capacity: queueDepth, maxWeight: batchSize * 2,
+            export: .init(
+                bytesTotal: totalBytes, filesTotal: files.count, started: started, handler: progress, stop: stop))
+        var reader = ReaderJob(
+            source: source, files: files, rowIDByPlace: rowIDByPlace, names: names, batchSize: batchSize,
+            sink: archive, pipeline: pipeline)
+        reader.run()
+        // On a write error the writer drained the queue (the reader stopped at its next push); the store rolled
+        // back the open transaction and reports what the committed ones wrote.
+        let written = pipeline.finish()
+        pipeline.spent.releaseAll()
+        summary.merge(written.summary)
         summary.dayFiles = files.count
         summary.bytes = files.bytes
-    }
-
-    /// Hands the reader's batches to the store's bulk-import session, reporting progress.
-    private func importBatches(
-        from queue: BoundedQueue<ReaderBatch>, spent: DeferredRelease<ReaderBatch>, listings: ExportListingsResult,
-        started: Date, summary: inout ImportSummary, progress: ProgressHandler?, bytesTotal totalBytes: Int64,
-        filesTotal: Int, bytesDone: inout Int64, filesDone: inout Int
-    ) throws {
-        var writeError: (any Error)?
-        var messagesSinceTrim = 0
-        try archive.bulkImport(listings, commitMessages: commitMessages) { session in
-            while let batch = queue.pop() {
-                if writeError != nil || summary.interrupted { continue }
-                do {
-                    try write(batch, to: session, summary: &summary)
-                } catch {
-                    writeError = error
-                    queue.close()
-                    continue
-                }
-                messagesSinceTrim += batch.store.messages.count
-                if messagesSinceTrim >= commitMessages {
-                    FreeMemory.returnToSystem()
-                    messagesSinceTrim = 0
-                }
-                bytesDone += batch.bytes
-                filesDone += batch.files
-                let partOfMore = batch.store.continues
-                // Released by the reader thread, which allocated it (`DeferredRelease`); the batch's last use.
-                spent.add(consume batch)
-                // A stop takes effect after the last part of a batch: its dates are committed whole.
-                if stop?.isRequested == true && !partOfMore {
-                    // Commit what is written; the reader stops at its next push.
-                    summary.interrupted = true
-                    session.isStopped = true
-                    queue.close()
-                }
-                progress?(
-                    ImportProgress(
-                        bytesDone: bytesDone, bytesTotal: totalBytes, messagesDone: summary.messagesRead,
-                        filesDone: filesDone, filesTotal: filesTotal, elapsed: Date().timeIntervalSince(started)))
-            }
-            // The batches written after the reader's last push: nobody else will release them (freed here, before
-            // the import's final commit and checkpoint).
-            spent.releaseAll()
-            if let writeError { throw writeError }
-        }
+        guard let error = written.failure else { return }
+        guard var failure = error as? BulkImportFailure else { throw error }
+        // The failure counts what was committed beyond the counts handed out with it (`ImportPipeline.Written`).
+        failure.committed.add(written.summary.writeCounts)
+        Importer.record(
+            failure, in: &summary, bytesDone: pipeline.bytesWritten, bytesTotal: totalBytes,
+            growth: archive.fileSize - sizeBefore)
     }
 
     /// `21,314`: a count with thousands separators, as the CLI prints counts.
@@ -339,24 +285,6 @@ public final class Importer: Sendable {
         summary.stopped = text
     }
 
-    /// Writes one reader batch through the session and adds what happened to the summary.
-    private func write(
-        _ batch: ReaderBatch, to session: any ExportSession, summary: inout ImportSummary
-    ) throws {
-        let writeStart = ContinuousClock.now
-        summary.phases.add(batch.phases)
-        if let domain = batch.domain { session.workspaceDomain = domain }
-        let result = try session.write(batch.store)
-        summary.add(result.counts)
-        summary.phases.index += result.indexSeconds
-        summary.phases.checkpoint += result.checkpointSeconds
-        summary.phases.write +=
-            writeStart.duration(to: .now).seconds - result.indexSeconds - result.checkpointSeconds
-        for (reason, count) in batch.skipReasons { summary.skipMessage(reason, count: count) }
-        summary.skippedFiles += batch.skippedFiles
-        summary.messagesRepaired += batch.textRepaired
-    }
-
     static func mostCommon(_ values: [String]) -> String? {
         var counts: [String: Int] = [:]
         for value in values { counts[value, default: 0] += 1 }
@@ -391,31 +319,30 @@ struct ReaderBatch: Sendable {
     var phases = ImportPhases()
 }
 
-/// The reader side of the pipeline: reads, minifies, decodes and prepares day files in order.
-///
-/// `@unchecked Sendable`: it is created on the importing thread and then used only by the reader thread.
-final class ReaderJob: @unchecked Sendable {
+/// The reader side of an export's import pipeline: reads, minifies, decodes and prepares day files in order, on the
+/// importing thread, and sends them to the pipeline's writer.
+struct ReaderJob {
     let source: any ExportSource
     let files: DayFileList
     /// The conversation's row id by the source's folder index (`DayFileEntry.folderIndex`); nil: not imported.
     let rowIDByPlace: [Int64?]
     var preparer: MessagePreparer
     let batchSize: Int
-    let queue: BoundedQueue<ReaderBatch>
-    /// Batches the writer has written, released here after each push and each day file (`DeferredRelease`).
-    let spent: DeferredRelease<ReaderBatch>
+    /// Where the batches go: it prepares each file's messages for its writes (`ImportSink.prepareForWrite`).
+    let sink: any ImportSink
+    let pipeline: ImportPipeline
 
     init(
         source: any ExportSource, files: DayFileList, rowIDByPlace: [Int64?], names: NameDirectory,
-        batchSize: Int, queue: BoundedQueue<ReaderBatch>, spent: DeferredRelease<ReaderBatch>
+        batchSize: Int, sink: any ImportSink, pipeline: ImportPipeline
     ) {
-        self.spent = spent
+        self.sink = sink
         self.source = source
         self.files = files
         self.rowIDByPlace = rowIDByPlace
         self.preparer = MessagePreparer(names: names)
         self.batchSize = batchSize
-        self.queue = queue
+        self.pipeline = pipeline
     }
 
     /// Reads the export one date at a time across every conversation and hands the writer each day's messages in
@@ -424,8 +351,7 @@ final class ReaderJob: @unchecked Sendable {
     /// Writing in global time order keeps every index append-only: the FTS index's rowid (the time-ordered sort
     /// key), `message_sort` and `message_user`. Folder-by-folder order made FTS5 flush and merge overlapping
     /// segments and cost ~45% more write time on the 1M-message benchmark.
-    func run() {
-        defer { queue.close() }
+    mutating func run() {
         var batch = ReaderBatch()
         for day in files.days {
             let dayStart = batch.store.messages.count
@@ -445,7 +371,7 @@ final class ReaderJob: @unchecked Sendable {
                     batch.skippedFiles.append(.init(path: source.displayPath(of: file), reason: "\(error)"))
                 }
                 // The parts the writer finished while this date is read (a lock and a swap when there are none).
-                spent.releaseAll()
+                pipeline.spent.releaseAll()
             }
             // Stable sort of the day's messages by ts (file order breaks ties: a revision follows its original).
             ReaderJob.sortStable(&batch.store.messages, from: dayStart)
@@ -463,7 +389,7 @@ final class ReaderJob: @unchecked Sendable {
     /// carries its counts and skips. Releases the parts the writer is done with after each push. False when the
     /// queue is closed.
     @discardableResult
-    private func push(_ batch: consuming ReaderBatch) -> Bool {
+    private mutating func push(_ batch: consuming ReaderBatch) -> Bool {
         batch.store.placeholders = preparer.takePlaceholders()
         batch.domain = preparer.domain
         var store = ImportBatch()
@@ -476,8 +402,8 @@ final class ReaderJob: @unchecked Sendable {
             item.store = part
             // The whole batch may wait (`limit`): the reader then starts its next date while the writer writes
             // this one, as when the batch was handed over whole.
-            guard queue.push(item, weight: item.store.messages.count, limit: total) else { return false }
-            spent.releaseAll()
+            guard pipeline.send(item, limit: total) else { return false }
+            pipeline.spent.releaseAll()
         }
         return true
     }
@@ -509,7 +435,7 @@ final class ReaderJob: @unchecked Sendable {
         }
     }
 
-    private func prepare(
+    private mutating func prepare(
         _ data: Data, file: DayFileEntry, conversationRowID: Int64, into batch: inout ReaderBatch
     ) throws {
         let decodeStart = ContinuousClock.now
@@ -531,7 +457,7 @@ final class ReaderJob: @unchecked Sendable {
         batch.phases.decode += decodeStart.duration(to: normaliseStart).seconds
         defer { batch.phases.normalise += normaliseStart.duration(to: .now).seconds }
         let fileStart = batch.store.messages.count
-        defer { batch.store.packRaws(from: fileStart) }
+        defer { sink.prepareForWrite(&batch.store, from: fileStart) }
         for index in records.indices {
             // Moved out, not copied (a copy retains a record's dozen strings and arrays).
             guard let record = records[index].take() else {

@@ -106,7 +106,9 @@ struct DumpListings {
 extension Importer {
     /// Stores the users, conversations and id maps among `files` (see `ListingFile`); returns the files that are
     /// pages or JSON lines, to import after them. A file that is none of these is reported as skipped.
-    func importListings(_ files: [String], summary: inout ImportSummary) throws -> [String] {
+    func importListings(
+        _ files: [String], into writer: ImportPipeline, summary: inout ImportSummary
+    ) throws -> [String] {
         var pages: [String] = []
         var found = DumpListings()
         for file in files {
@@ -137,13 +139,13 @@ extension Importer {
                             + "conversation id)"))
             }
         }
-        try store(found, summary: &summary)
+        try store(found, into: writer, summary: &summary)
         return pages
     }
 
     /// Stores listings: users (so that DMs are named after their members), conversations, then names from id maps
     /// (which only fill in what nothing else named).
-    func store(_ found: DumpListings, summary: inout ImportSummary) throws {
+    func store(_ found: DumpListings, into writer: ImportPipeline, summary: inout ImportSummary) throws {
         guard !found.isEmpty else { return }
         let users = found.users
         var handles = Dictionary(users.map { ($0.id, $0.name ?? $0.id) }, uniquingKeysWith: { first, _ in first })
@@ -156,7 +158,7 @@ extension Importer {
         // The dump's workspace is its users' most common team (Slack Connect brings a few of other teams); a dump
         // knows no domain, so two workspaces' shared names are labelled by team id (issue 55).
         let workspace = Importer.mostCommon(users.compactMap(\.teamID)).map { WorkspaceInput(teamID: $0, domain: nil) }
-        let stored = try archive.storeListings(users: users.map(\.input), conversations: inputs, workspace: workspace)
+        let stored = try writer.storeListings(users: users.map(\.input), conversations: inputs, workspace: workspace)
         summary.usersAdded += stored.usersAdded
         summary.conversationsAdded += stored.conversationsAdded
         // Listed again (a dump onto an export's archive): counted, not shown as 0/0/0 (issue 55).
@@ -178,7 +180,7 @@ extension Importer {
                 userNames[id] = name
             }
         }
-        let named = try archive.storeNames(users: userNames, conversations: conversationNames)
+        let named = try writer.storeNames(users: userNames, conversations: conversationNames)
         summary.placeholderUsers += named.placeholders
         summary.conversationsAdded += named.conversationsAdded
         summary.conversationsUpdated += named.conversationsNamed

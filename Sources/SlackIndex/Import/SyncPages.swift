@@ -234,8 +234,10 @@ extension Importer {
         _ sets: [PageSet], others: [String], at path: String, conversation: String?, targets: inout PageTargets,
         summary: inout ImportSummary
     ) throws {
-        if let conversation { targets.forced = try conversationOrNew(named: conversation, summary: &summary) }
-        let unowned = try importListings(others, summary: &summary)
+        if let conversation {
+            targets.forced = try conversationOrNew(named: conversation, via: targets.pipeline, summary: &summary)
+        }
+        let unowned = try importListings(others, into: targets.pipeline, summary: &summary)
         var preparer = MessagePreparer(names: try archive.nameDirectory())
         let fallback = URL(fileURLWithPath: path).lastPathComponent
         let all = sets + (unowned.isEmpty ? [] : [PageSet(owner: .reference(conversation ?? fallback), files: unowned)])
@@ -246,7 +248,7 @@ extension Importer {
             case .reference(let name): owners.append(name)
             case .described(let id, let name, let kind):
                 let workspace = Importer.workspace(ofPages: set.files)
-                if try archive.addConversationIfMissing(
+                if try targets.pipeline.addConversationIfMissing(
                     ConversationInput(slackID: id, kind: kind, name: name), workspace: workspace)
                 {
                     summary.conversationsAdded += 1
@@ -287,14 +289,18 @@ extension Importer {
     /// The conversation `name` names. A conversation id the archive does not know yet (pages dumped from the API
     /// into an empty archive) is created: its kind from the id's prefix (C channel, G private, D DM), named by
     /// its id until an export, a listing or a sync names it (they update it in place, by id).
-    func conversationOrNew(named name: String, summary: inout ImportSummary) throws -> Conversation {
+    func conversationOrNew(
+        named name: String, via writer: ImportPipeline, summary: inout ImportSummary
+    ) throws -> Conversation {
         do {
             return try archive.conversation(named: name)
         } catch StoreError.conversationNotFound(let missing, let closest) {
             guard let kind = Importer.kind(ofConversationID: name) else {
                 throw StoreError.conversationNotFound(missing, closest: closest)
             }
-            if try archive.addConversationIfMissing(ConversationInput(slackID: name, kind: kind, name: name)) {
+            if try writer.addConversationIfMissing(
+                ConversationInput(slackID: name, kind: kind, name: name), workspace: nil)
+            {
                 summary.conversationsAdded += 1
                 summary.notes.append(
                     "\(name) was not in the archive: added as a \(kind.rawValue) named by its id until an export, "
@@ -342,21 +348,21 @@ extension Importer {
         var threads: [SyncThreadMark] = []
     }
 
-    /// Applies one page (a `conversations.history` / `.replies` answer, an event page, or a bare array) to the
-    /// archive in one transaction, with the sync progress `sync` derives from the page recorded in that same
-    /// transaction.
+    /// Applies one page (a `conversations.history` / `.replies` answer, an event page, or a bare array) through
+    /// `destination`, with the sync progress `sync` derives from the page written with it (in the same transaction).
     ///
     /// - Parameter recordSpan: record the page's span for gap reports (history pages; not replies).
     /// - Throws: `ImportError.malformedJSON` naming `source` when the bytes are not a page.
     func applyPage(
         _ bytes: [UInt8], source: String, into conversation: Conversation, preparer: inout MessagePreparer,
         summary: inout ImportSummary, recordSpan: Bool = true, extraFlags: MessageFlags = [],
-        sync: ((PageOutcome) -> SyncProgress)? = nil
+        writingTo destination: any PageDestination, sync: ((PageOutcome) -> SyncProgress)? = nil
     ) throws -> PageOutcome {
         let (page, elements, cursor) = try Importer.envelope(of: bytes, source: source)
         return try applyRecords(
             Importer.records(of: page, at: elements), at: elements, of: page, cursor: cursor, into: conversation,
-            preparer: &preparer, summary: &summary, recordSpan: recordSpan, extraFlags: extraFlags, sync: sync)
+            preparer: &preparer, summary: &summary, recordSpan: recordSpan, extraFlags: extraFlags, sync: sync,
+            writingTo: destination)
     }
 
     /// The messages at `elements` of `page`, decoded (nil for what is not a message).
@@ -374,7 +380,7 @@ extension Importer {
         _ records: [MessageRecord?], at elements: [Range<Int>], of page: JSONSlicer, cursor: String?,
         into conversation: Conversation, preparer: inout MessagePreparer, summary: inout ImportSummary,
         recordSpan: Bool, extraFlags: MessageFlags = [], sync: ((PageOutcome) -> SyncProgress)? = nil,
-        buffer: PageBuffer? = nil
+        writingTo destination: any PageDestination
     ) throws -> PageOutcome {
         var outcome = PageOutcome()
         outcome.cursor = cursor
@@ -414,7 +420,7 @@ extension Importer {
             }
         }
         write.placeholders = preparer.takePlaceholders()
-        write.packRaws()
+        archive.prepareForWrite(&write)
         // The page's span, for gap reports.
         let newestMessage = write.messages.max { $0.tsKey < $1.tsKey }
         let oldestMessage = write.messages.min { $0.tsKey < $1.tsKey }
@@ -427,11 +433,7 @@ extension Importer {
                 newest: newest, oldestKey: oldest, nextKey: cursor.flatMap(Importer.cursorKey), cursor: cursor)
         }
         write.sync = sync?(outcome)
-        if let buffer {
-            try buffer.add(write, archive: archive, summary: &summary)
-        } else {
-            summary.add(try archive.apply(page: write))
-        }
+        try destination.add(write, summary: &summary)
         return outcome
     }
 

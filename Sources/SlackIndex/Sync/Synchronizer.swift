@@ -140,23 +140,31 @@ public final class Synchronizer: Sendable {
 
         var preparer = MessagePreparer(names: try archive.nameDirectory())
         let importer = Importer(store: archive)
+        // Every page through the import pipeline's session, committed with its sync progress before the next request
+        // (a run stopped anywhere resumes from what it committed). The session ends with the events whose messages
+        // came and the reply counts of the threads fetched.
+        let pipeline = ImportPipeline(sink: archive, plan: ImportPlan(commitMessages: 1), capacity: 1)
+        do {
+            // 2. Histories.
+            for conversation in conversations {
+                report("history", state)
+                try await syncHistory(
+                    conversation, importer: importer, pipeline: pipeline, preparer: &preparer, summary: &summary,
+                    state: &state, report: report)
+                state.conversationsDone += 1
+            }
 
-        // 2. Histories.
-        for conversation in conversations {
-            report("history", state)
-            try await syncHistory(
-                conversation, importer: importer, preparer: &preparer, summary: &summary, state: &state,
-                report: report)
-            state.conversationsDone += 1
+            // 3. Threads with new replies (also those queued by an interrupted run).
+            if options.threads {
+                try await syncQueuedThreads(
+                    of: conversations, importer: importer, pipeline: pipeline, preparer: &preparer,
+                    summary: &summary, state: &state, report: report)
+            }
+        } catch {
+            _ = pipeline.finish()
+            throw error
         }
-
-        // 3. Threads with new replies (also those queued by an interrupted run).
-        if options.threads {
-            try await syncQueuedThreads(
-                of: conversations, importer: importer, preparer: &preparer, summary: &summary, state: &state,
-                report: report)
-        }
-        try archive.applyPendingEvents()
+        if let failure = pipeline.finish().failure { throw failure }
         report("done", state)
     }
 
@@ -198,8 +206,9 @@ public final class Synchronizer: Sendable {
 
     /// Fetches the replies of the queued threads of `conversations`, then raises their parents' reply counts.
     private func syncQueuedThreads(
-        of conversations: [Conversation], importer: Importer, preparer: inout MessagePreparer,
-        summary: inout Summary, state: inout RunState, report: (String, RunState) -> Void
+        of conversations: [Conversation], importer: Importer, pipeline: ImportPipeline,
+        preparer: inout MessagePreparer, summary: inout Summary, state: inout RunState,
+        report: (String, RunState) -> Void
     ) async throws {
         let byRowID = Dictionary(
             try archive.conversations().map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
@@ -210,17 +219,25 @@ public final class Synchronizer: Sendable {
         for thread in queued {
             report("threads", state)
             guard let conversation = byRowID[thread.conversationRowID] else {
-                try archive.dropSyncThread(conversationRowID: thread.conversationRowID, threadTS: thread.threadTS)
+                try Self.drop(thread.threadTS, of: thread.conversationRowID, through: pipeline)
                 continue
             }
             try await syncReplies(
-                thread, in: conversation, importer: importer, preparer: &preparer, summary: &summary,
-                state: &state)
+                thread, in: conversation, importer: importer, pipeline: pipeline, preparer: &preparer,
+                summary: &summary, state: &state)
             touched.insert(conversation.rowID)
             state.threadsDone += 1
         }
         summary.threads = queued.count
-        try archive.recountReplies(conversations: touched)
+        let recount = touched.sorted()
+        _ = try pipeline.perform { session in session.recountReplies(conversations: recount) }
+    }
+
+    /// Takes a thread off the sync queue (its conversation is gone, or the API refused it), through the session.
+    private static func drop(_ threadTS: String, of conversationRowID: Int64, through pipeline: ImportPipeline) throws {
+        var drop = PageWrite(conversationRowID: conversationRowID)
+        drop.sync = .thread(threadTS: threadTS, cursor: nil)
+        _ = try pipeline.write(page: drop)
     }
 
     private struct RunState {
@@ -232,8 +249,8 @@ public final class Synchronizer: Sendable {
     }
 
     private func syncHistory(
-        _ conversation: Conversation, importer: Importer, preparer: inout MessagePreparer, summary: inout Summary,
-        state: inout RunState, report: (String, RunState) -> Void
+        _ conversation: Conversation, importer: Importer, pipeline: ImportPipeline, preparer: inout MessagePreparer,
+        summary: inout Summary, state: inout RunState, report: (String, RunState) -> Void
     ) async throws {
         var run: SyncRun
         if let stopped = try archive.syncRun(conversationRowID: conversation.rowID) {
@@ -266,7 +283,7 @@ public final class Synchronizer: Sendable {
             let unchangedBefore = state.importSummary.messagesUnchanged
             let outcome = try importer.applyPage(
                 body, source: "conversations.history \(conversation.id)", into: conversation,
-                preparer: &preparer, summary: &state.importSummary
+                preparer: &preparer, summary: &state.importSummary, writingTo: pipeline
             ) { outcome in
                 // Threads are always queued, even with `threads` off: the checkpoint moves past these parents, so
                 // a later run only finds them in the queue.
@@ -283,7 +300,7 @@ public final class Synchronizer: Sendable {
     }
 
     private func syncReplies(
-        _ queued: SyncThread, in conversation: Conversation, importer: Importer,
+        _ queued: SyncThread, in conversation: Conversation, importer: Importer, pipeline: ImportPipeline,
         preparer: inout MessagePreparer, summary: inout Summary, state: inout RunState
     ) async throws {
         var cursor = queued.cursor
@@ -303,12 +320,12 @@ public final class Synchronizer: Sendable {
                 where error == "thread_not_found" || Self.conversationErrors.contains(error)
             {
                 summary.refused.append("thread \(queued.threadTS) in \(conversation.displayName): \(error)")
-                try archive.dropSyncThread(conversationRowID: conversation.rowID, threadTS: queued.threadTS)
+                try Self.drop(queued.threadTS, of: conversation.rowID, through: pipeline)
                 return
             }
             let outcome = try importer.applyPage(
                 body, source: "conversations.replies \(conversation.id) \(queued.threadTS)", into: conversation,
-                preparer: &preparer, summary: &state.importSummary, recordSpan: false
+                preparer: &preparer, summary: &state.importSummary, recordSpan: false, writingTo: pipeline
             ) { outcome in
                 .thread(threadTS: queued.threadTS, cursor: outcome.messages == 0 ? nil : outcome.cursor)
             }

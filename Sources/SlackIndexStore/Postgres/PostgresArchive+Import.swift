@@ -165,16 +165,23 @@ extension PostgresArchive {
         return (try inserted.first?.int("id") ?? 0, .added)
     }
 
-    /// Runs a bulk import: `body` hands the session batch after batch; each batch goes to the server through
+    /// SQLite's sizes (`SQLiteArchive.commitMessages`), not yet measured on PostgreSQL.
+    package var commitMessages: (export: Int, pages: Int) { (200_000, 20_000) }
+
+    /// Nothing: the raw JSON goes to the server as it is (packed blocks would be inflated again to send them).
+    package func prepareForWrite(_ batch: inout ImportBatch, from start: Int) {}
+
+    package func prepareForWrite(_ page: inout PageWrite) {}
+
+    /// Runs an import session: `body` hands the session export batches; each batch goes to the server through
     /// COPY into a temporary table, then one `INSERT … ON CONFLICT` upserts it on (conversation, ts). Transactions
-    /// hold `commitMessages` messages; committed ones stay when a later write fails (the import is idempotent and
-    /// completes by running again). When `body` returns: the workspace's domain, pending deletions, reply counts.
+    /// hold `plan.commitMessages` messages; committed ones stay when a later write fails (the import is idempotent
+    /// and completes by running again). When `body` returns: the workspace's domain, pending deletions, reply
+    /// counts. Pages (dumps, syncs) and listings met on the way are not written on PostgreSQL yet.
     ///
     /// - Throws: what `body` throws; a failed write as `BulkImportFailure` with what was committed.
-    package func bulkImport(
-        _ listings: ExportListingsResult, commitMessages: Int, _ body: (any ExportSession) throws -> Void
-    ) throws {
-        let session = PostgresExportSession(archive: self, commitMessages: commitMessages)
+    package func importSession(_ plan: ImportPlan, _ body: (any ImportSession) throws -> Void) throws {
+        let session = PostgresImportSession(archive: self, commitMessages: plan.commitMessages(on: self))
         do {
             try body(session)
             try session.commitIfOpen()
@@ -183,11 +190,11 @@ extension PostgresArchive {
             if let failure = writeFailure(from: error, committed: session.committed) { throw failure }
             throw error
         }
-        let touched = Array(Set(listings.rowIDsByFolder.values))
+        let touched = session.recount.union(plan.export.map { Array($0.rowIDsByFolder.values) } ?? []).sorted()
         try reportingFailure(committed: session.committed) {
             try link.transaction {
-                if let domain = session.workspaceDomain {
-                    _ = try upsertWorkspace(teamID: listings.teamID, domain: domain)
+                if let export = plan.export, let domain = session.workspaceDomain {
+                    _ = try upsertWorkspace(teamID: export.teamID, domain: domain)
                 }
                 try applyPendingDeletions()
                 try refreshReplyCounts(conversations: touched)
@@ -259,10 +266,10 @@ extension PostgresArchive {
     }
 }
 
-/// The writer side of a PostgreSQL bulk import, valid only inside `PostgresArchive.bulkImport`'s body.
+/// The writer side of a PostgreSQL import, valid only inside `PostgresArchive.importSession`'s body.
 ///
 /// Not `Sendable`: it holds the link's transaction, on the thread that runs the body.
-final class PostgresExportSession: ExportSession {
+final class PostgresImportSession: ImportSession {
     private let archive: PostgresArchive
     private var link: PostgresLink { archive.link }
     private let commitMessages: Int
@@ -273,6 +280,8 @@ final class PostgresExportSession: ExportSession {
     private(set) var committed = WriteCounts()
     private var domain: String?
     var isStopped = false
+    /// Conversations whose reply counts are raised when the session ends.
+    private(set) var recount = Set<Int64>()
 
     init(archive: PostgresArchive, commitMessages: Int) {
         self.archive = archive
@@ -353,6 +362,28 @@ final class PostgresExportSession: ExportSession {
         if pending >= commitMessages && !batch.continues { try commitIfOpen() }
         return result
     }
+
+    func write(pages: [PageWrite]) throws -> WriteCounts {
+        throw archive.unavailable("sync pages and API dumps")
+    }
+
+    func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?) throws
+        -> ListingCounts
+    {
+        throw archive.unavailable("listings from sync and API dumps")
+    }
+
+    func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
+        -> NameCounts
+    {
+        throw archive.unavailable("names from API dumps")
+    }
+
+    func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
+        throw archive.unavailable("conversations from sync pages")
+    }
+
+    func recountReplies(conversations rowIDs: [Int64]) { recount.formUnion(rowIDs) }
 
     /// Commits the open transaction, if any.
     func commitIfOpen() throws {
@@ -481,7 +512,7 @@ struct PostgresRawReader {
 
 /// Rows in PostgreSQL's COPY text format.
 enum PostgresCopyRows {
-    /// Appends one message row in `PostgresExportSession.columns` order.
+    /// Appends one message row in `PostgresImportSession.columns` order.
     static func append(_ m: PreparedMessage, id: Int64, raw: String, to out: inout ByteBuffer) throws {
         func field(_ value: String?) {
             guard let value else {

@@ -116,27 +116,20 @@ extension PostgresArchive {
     package func tokens() throws -> [APIToken] { throw unavailable("tokens") }
     package func revokeToken(id: Int64) throws { throw unavailable("tokens") }
 
-    // ImportSink: pages (dumps, sync) and listings from other sources.
-    package func apply(page: PageWrite) throws -> WriteCounts { throw unavailable("sync pages and API dumps") }
-    package func pageSession() -> any PageSession { PostgresUnavailablePages(error: unavailable("sync pages and API dumps")) }
-    package func apply(pages: [PageWrite]) throws -> WriteCounts { throw unavailable("sync pages and API dumps") }
+    // ImportSink: listings from other sources than exports.
     package func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?)
-        throws -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
+        throws -> ListingCounts
     {
         throw unavailable("listings from sync and API dumps")
     }
     package func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)])
-        throws -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int)
+        throws -> NameCounts
     {
         throw unavailable("names from API dumps")
     }
-    package func addConversationIfMissing(_ input: ConversationInput) throws -> Bool {
+    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
         throw unavailable("conversations from sync pages")
     }
-    package func recountReplies(conversations rowIDs: some Sequence<Int64>) throws {
-        throw unavailable("reply recounts after pages")
-    }
-    package func applyPendingEvents() throws -> Int { throw unavailable("pending events after pages") }
 
     // SyncState
     package func syncRun(conversationRowID: Int64) throws -> SyncRun? { throw unavailable("sync") }
@@ -206,14 +199,4 @@ extension PostgresArchive {
         throw unavailable("avatars and custom emoji")
     }
     package func storedImages() throws -> StoredImages { throw unavailable("avatars and custom emoji") }
-}
-
-/// The page session of a backend without page writes: every call throws the error it was made with.
-final class PostgresUnavailablePages: PageSession {
-    private let error: StoreError
-
-    init(error: StoreError) { self.error = error }
-
-    func apply(pages: [PageWrite]) throws -> WriteCounts { throw error }
-    func finish() throws {}
 }

@@ -155,31 +155,36 @@ package protocol TokenStore: ArchiveRole {
     func revokeToken(id: Int64) throws
 }
 
-/// Where imports and syncs write: listings, bulk sessions for exports, pages for dumps and syncs.
+/// Where imports and syncs write: an export's listings, then one write session for every source.
 package protocol ImportSink: ArchiveRole {
     func storeExportListings(teamID: String, users: [UserInput], conversations: [ConversationInput]) throws
         -> ExportListingsResult
-    /// One write session for a whole export: the body adds messages; the sink sizes its transactions.
-    func bulkImport(
-        _ listings: ExportListingsResult, commitMessages: Int, _ body: (any ExportSession) throws -> Void
-    ) throws
+    /// One write session for an import or a sync, whatever its source (an export's batches, a dump's or a sync's
+    /// pages): `body` hands it work on the calling thread; the sink sizes the transactions (`plan.commitMessages`),
+    /// checkpoints, and ends the session when `body` returns (the export's workspace domain, pending events, reply
+    /// counts). When `body` throws, the open transaction rolls back; what was committed stays.
+    ///
+    /// - Throws: what `body` throws; a failed write as `BulkImportFailure` with what was committed.
+    func importSession(_ plan: ImportPlan, _ body: (any ImportSession) throws -> Void) throws
+    /// Messages to a transaction when the import does not set them: for an export's batches, and for pages
+    /// (dumps, held in memory until written: fewer). The backend's own measure (`SQLiteArchive.commitMessages`).
+    var commitMessages: (export: Int, pages: Int) { get }
+    /// Work the sink wants done on the reader's thread, beside its writer, before the messages of one source file
+    /// (`batch.messages[start...]`, in file order) or a page are handed over: SQLite packs their raw JSON into
+    /// compressed blocks (`RawBlocks`), PostgreSQL keeps it as it is.
+    func prepareForWrite(_ batch: inout ImportBatch, from start: Int)
+    func prepareForWrite(_ page: inout PageWrite)
     /// Bytes the archive takes on disk (an import reports how much it grew before a write failed).
     var fileSize: Int64 { get }
-    func apply(page: PageWrite) throws -> WriteCounts
-    /// A write session for many pages (a dump): the sink sizes its transactions and checkpoints.
-    func pageSession() -> any PageSession
-    func apply(pages: [PageWrite]) throws -> WriteCounts
-    /// Users and conversations from listings; with `workspace`, the conversations are that workspace's.
+    /// Users and conversations from listings; with `workspace`, the conversations are that workspace's. Outside an
+    /// import session (inside one, `ImportSession.storeListings`).
     func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?) throws
-        -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
+        -> ListingCounts
     func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
-        -> (placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int)
-    func addConversationIfMissing(_ input: ConversationInput) throws -> Bool
-    /// As `addConversationIfMissing(_:)`, the conversation being `workspace`'s (a backend without workspaces
-    /// ignores it: the default).
+        -> NameCounts
+    /// Creates the conversation if the archive does not have it (by Slack id), the conversation being
+    /// `workspace`'s; returns whether it was added.
     func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool
-    func recountReplies(conversations rowIDs: some Sequence<Int64>) throws
-    func applyPendingEvents() throws -> Int
     /// `error` as the sink's write failure (a full disk, an I/O error) with what was committed, else nil.
     func writeFailure(from error: any Error) -> BulkImportFailure?
     /// Runs `write`, turning the backend's write errors into `BulkImportFailure` with `committed`.
@@ -187,13 +192,11 @@ package protocol ImportSink: ArchiveRole {
 }
 
 extension ImportSink {
-    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
-        try addConversationIfMissing(input)
+    package func addConversationIfMissing(_ input: ConversationInput) throws -> Bool {
+        try addConversationIfMissing(input, workspace: nil)
     }
 
-    package func storeListings(users: [UserInput], conversations: [ConversationInput]) throws
-        -> (usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int)
-    {
+    package func storeListings(users: [UserInput], conversations: [ConversationInput]) throws -> ListingCounts {
         try storeListings(users: users, conversations: conversations, workspace: nil)
     }
 
@@ -202,29 +205,59 @@ extension ImportSink {
     }
 }
 
-/// An export's batches written in large transactions (`ImportSink.bulkImport`); the session commits as it goes
-/// and when the body returns.
-package protocol ExportSession: AnyObject {
+/// What users and conversations listings added or changed.
+package typealias ListingCounts = (
+    usersAdded: Int, conversationsAdded: Int, conversationsUpdated: Int, conversationsUnchanged: Int
+)
+/// What id → name maps added or named.
+package typealias NameCounts = (
+    placeholders: Int, conversationsAdded: Int, conversationsNamed: Int, conversationsUnchanged: Int
+)
+
+/// How an import session writes.
+package struct ImportPlan: Sendable {
+    /// The export whose batches the session writes (its workspace and conversations: the workspace's domain and
+    /// the reply counts are settled when the session ends); nil for pages (dumps, syncs).
+    package var export: ExportListingsResult?
+    /// Messages to a transaction: the session commits after the write that reaches it (1: after every write, as a
+    /// sync does, so that each page is durable with its sync progress); nil: the sink's own (`commitMessages`).
+    package var commitMessages: Int?
+
+    package init(export: ExportListingsResult? = nil, commitMessages: Int? = nil) {
+        self.export = export
+        self.commitMessages = commitMessages.map { max(1, $0) }
+    }
+
+    /// The messages to a transaction on `sink`.
+    package func commitMessages(on sink: any ImportSink) -> Int {
+        commitMessages ?? (export == nil ? sink.commitMessages.pages : sink.commitMessages.export)
+    }
+}
+
+/// The one write session of an import or a sync (`ImportSink.importSession`): batches of an export, pages of a
+/// dump or a sync, and the listings met on the way, in large transactions the sink sizes. Valid only inside the
+/// session's body, on its thread.
+package protocol ImportSession: AnyObject {
     /// The workspace's Slack domain, once the import has learned it (the first value set stays).
     var workspaceDomain: String? { get set }
     /// The import was stopped before its end (Ctrl-C): the session leaves out what only speeds later reads (the
     /// SQLite index merge), so that the stop is prompt.
     var isStopped: Bool { get set }
-    /// Writes one batch: placeholders, messages (upserted on conversation and ts), deletions; the parts of a split
-    /// batch (`ImportBatch.continues`) go into one transaction, in order.
+    /// Writes one export batch: placeholders, messages (upserted on conversation and ts), deletions; the parts of a
+    /// split batch (`ImportBatch.continues`) go into one transaction, in order.
     func write(_ batch: ImportBatch) throws -> BatchWriteResult
-}
-
-/// Pages written in large transactions; `finish()` when done (also on deinit, ignoring its error).
-package protocol PageSession: AnyObject {
-    /// Applies `pages` in one transaction.
-    ///
-    /// - Throws: `BulkImportFailure` when a write fails (a full disk, an I/O error), with what was committed.
-    func apply(pages: [PageWrite]) throws -> WriteCounts
-    /// Ends the session: what was committed is in the archive.
-    ///
-    /// - Throws: `BulkImportFailure` with `inWAL` when the last step of making it durable failed.
-    func finish() throws
+    /// Writes pages (history, replies and event pages) with the same outcome as writing each in turn: messages
+    /// upserted, deletions and reactions (kept until their message comes), spans and sync progress.
+    func write(pages: [PageWrite]) throws -> WriteCounts
+    /// Listings met on the way (a users file in a dump, a conversation first seen in a page): committed with what
+    /// is open before it returns, so that reads see them.
+    func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?) throws
+        -> ListingCounts
+    func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
+        -> NameCounts
+    func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool
+    /// Raises the thread parents' reply counts of these conversations to the replies held, when the session ends.
+    func recountReplies(conversations rowIDs: [Int64])
 }
 
 /// Where each conversation's sync stands: runs, checkpoints, threads to revisit and gaps between pages.
