@@ -64,16 +64,26 @@ package struct ForeignSQLiteFile: Sendable {
         return rows
     }
 
-    /// Calls `body` with each row `sql` selects, read through a cursor: memory stays at one row.
+    /// Calls `body` with each row `sql` selects, read through a cursor: memory stays at one row. What `body` throws
+    /// is rethrown as it is (an import writing the rows may fail on its own archive: that is not this file's
+    /// error).
     package func forEachRow(_ sql: String, _ body: ([ForeignSQLiteValue]) throws -> Void) throws {
+        var bodyError: (any Error)?
         try read { db in
             let rows = try Row.fetchCursor(db, sql: sql)
             while let row = try rows.next() {
-                try body(row.databaseValues.map(ForeignSQLiteValue.init))
+                do {
+                    try body(row.databaseValues.map(ForeignSQLiteValue.init))
+                } catch {
+                    bodyError = error
+                    return
+                }
             }
         }
+        if let bodyError { throw bodyError }
     }
 
+    /// Runs `body` in a read of the file; the file's errors become `ForeignSQLiteError.cannotRead`.
     private func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try queue.read(body)

@@ -44,23 +44,30 @@ struct PostgresContractTests {
 
     @Test func conversationsAndStatsMatch() throws {
         let (sqlite, postgres, _) = try Self.importedPair()
+        try Self.expectSameDirectory(sqlite, postgres)
+        let general = try sqlite.conversation(named: "general")
+        let pgGeneral = try postgres.conversation(named: "#general")
+        let one = try postgres.stats(conversation: pgGeneral)
+        let reference = try sqlite.stats(conversation: general)
+        #expect(Self.facts(one) == Self.facts(reference) && one.posters == reference.posters)
+    }
+
+    /// The figures of `stats` that both backends must agree on.
+    static func facts(_ s: ArchiveStats) -> [Int64?] {
+        [
+            Int64(s.messages), Int64(s.deletedMessages), Int64(s.threads), Int64(s.replies), Int64(s.conversations),
+            Int64(s.users), Int64(s.placeholderUsers), s.firstSeconds, s.lastSeconds,
+        ]
+    }
+
+    /// The same conversations (id, kind, name, members), stats and per-conversation counts.
+    static func expectSameDirectory(_ sqlite: Archive, _ postgres: Archive) throws {
         func shown(_ archive: Archive) throws -> [String] {
             try archive.conversations().map { "\($0.id) \($0.kind) \($0.displayName) \($0.members.count)" }
         }
         #expect(try shown(postgres) == shown(sqlite))
         #expect(try shown(postgres).count > 5)
-        func facts(_ s: ArchiveStats) -> [Int64?] {
-            [
-                Int64(s.messages), Int64(s.deletedMessages), Int64(s.threads), Int64(s.replies), Int64(s.conversations),
-                Int64(s.users), Int64(s.placeholderUsers), s.firstSeconds, s.lastSeconds,
-            ]
-        }
         #expect(facts(try postgres.stats()) == facts(try sqlite.stats()))
-        let general = try sqlite.conversation(named: "general")
-        let pgGeneral = try postgres.conversation(named: "#general")
-        let one = try postgres.stats(conversation: pgGeneral)
-        let reference = try sqlite.stats(conversation: general)
-        #expect(facts(one) == facts(reference) && one.posters == reference.posters)
         let summaries = try postgres.store.conversationSummaries().map { "\($0.conversation.id) \($0.messages)" }
         #expect(summaries == (try sqlite.store.conversationSummaries().map { "\($0.conversation.id) \($0.messages)" }))
     }
@@ -76,12 +83,17 @@ struct PostgresContractTests {
 
     @Test func historyPagesAndThreadsMatch() throws {
         let (sqlite, postgres, _) = try Self.importedPair()
+        try Self.expectSamePages(sqlite, postgres)
+    }
+
+    /// Every history page of 17 of every conversation, newest to oldest (keyset bounds at every depth), the oldest
+    /// page, and a dozen threads whole.
+    static func expectSamePages(_ sqlite: Archive, _ postgres: Archive) throws {
         var threads: [(Conversation, Conversation, Int64)] = []
         var pages = 0
         for conversation in try sqlite.conversations() {
             let other = try postgres.conversation(named: conversation.id)
             var position: TimelinePosition?
-            // Every page of 17, newest to oldest: keyset bounds at every depth.
             while true {
                 let expected = try sqlite.store.page(
                     conversation: conversation, direction: .before, from: position, limit: 17)
@@ -106,6 +118,32 @@ struct PostgresContractTests {
                 conversation: other, scope: .thread(threadKey: key), direction: .after, from: nil, limit: 200)
             #expect(got.count > 1 && got.map(Self.shown) == expected.map(Self.shown))
         }
+    }
+
+    /// sample-data as API dumps in each layout (`scripts/export-to-dump.py`), through the one import session on
+    /// both backends, in transactions of 500 messages (many commits, listings and new conversations between them):
+    /// the same counts, conversations, stats, pages and threads; a second import adds nothing.
+    @Test(arguments: ["tree", "api-script", "lines", "slackdump"])
+    func dumpsImportAsOnSQLite(layout: String) throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let dump = TestSupport.temporaryDirectory().appendingPathComponent(layout)
+        let convert = try CLITests.run(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", TestSupport.root.appendingPathComponent("scripts/export-to-dump.py").path,
+             TestSupport.sampleFolder, dump.path, "--layout", layout])
+        try #require(convert.status == 0, "\(convert.stderr)")
+        let sqlite = try TestSupport.makeArchive()
+        let postgres = try Archive(path: try server.database())
+        let fromSQLite = Importer(archive: sqlite, commitMessages: 500).importPaths([dump.path])
+        let fromPostgres = Importer(archive: postgres, commitMessages: 500).importPaths([dump.path])
+        #expect(fromPostgres.stopped == nil && fromPostgres.skippedFiles.isEmpty, "\(fromPostgres)")
+        #expect(fromPostgres.messagesAdded > 2_000, "\(fromPostgres)")
+        #expect(Self.counts(fromPostgres) == Self.counts(fromSQLite), "\(fromPostgres)\n\(fromSQLite)")
+        try Self.expectSameDirectory(sqlite, postgres)
+        try Self.expectSamePages(sqlite, postgres)
+        let again = Importer(archive: postgres).importPaths([dump.path])
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0, "\(again)")
+        #expect(again.messagesUnchanged == fromPostgres.messagesRead, "\(again)")
     }
 
     /// Date-sorted searches: the same hits in the same order, and the same capped counts.

@@ -654,14 +654,14 @@ extension Importer {
         do {
             try write(&targets, &summary)
             try targets.buffer.flush(summary: &summary)
+            let touched = targets.touched.sorted()
+            _ = try targets.pipeline.perform { session in session.recountReplies(conversations: touched) }
         } catch {
             let written = targets.pipeline.finish()
             summary.merge(written.summary)
             if let failure = written.failure as? BulkImportFailure { summary.add(failure.committed) }
             throw error
         }
-        let touched = targets.touched.sorted()
-        _ = try targets.pipeline.perform { session in session.recountReplies(conversations: touched) }
         let written = targets.pipeline.finish()
         summary.merge(written.summary)
         if let failure = written.failure { throw failure }

@@ -228,6 +228,11 @@ final class ImportPipeline: @unchecked Sendable {
             lock.withLock { failure = error }
         }
         queue.close()
+        // A session that failed to start never drained the queue: answer its calls, or their callers wait forever.
+        while let work = queue.pop() {
+            if case .call(let call) = work { _ = call(nil) }
+        }
+        spent.releaseAll()
         done.signal()
     }
 

@@ -40,7 +40,8 @@ extension Importer {
             _ = pipeline.finish()
             throw error
         }
-        if let failure = pipeline.finish().failure { throw failure }
+        // Committed and safe in the write-ahead log when only the final checkpoint failed: stored all the same.
+        if let failure = pipeline.finish().failure, (failure as? BulkImportFailure)?.inWAL != true { throw failure }
         return added
     }
 }

@@ -161,10 +161,17 @@ public final class Synchronizer: Sendable {
                     summary: &summary, state: &state, report: report)
             }
         } catch {
-            _ = pipeline.finish()
+            // What the session committed beyond the pages counted (a page whose commit succeeded and whose
+            // checkpoint then failed) stays in the archive and is counted.
+            if let failure = pipeline.finish().failure as? BulkImportFailure {
+                state.importSummary.add(failure.committed)
+            }
             throw error
         }
-        if let failure = pipeline.finish().failure { throw failure }
+        if let failure = pipeline.finish().failure {
+            if let stopped = failure as? BulkImportFailure { state.importSummary.add(stopped.committed) }
+            throw failure
+        }
         report("done", state)
     }
 

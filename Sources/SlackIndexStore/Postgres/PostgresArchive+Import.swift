@@ -34,6 +34,94 @@ extension PostgresArchive {
         }
     }
 
+    /// Stores users and conversations a dump or a sync listed, as `SQLiteArchive.storeListings` does: known members
+    /// are kept when the listing has none; with `workspace`, the conversations are that workspace's.
+    package func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?)
+        throws -> ListingCounts
+    {
+        try reportingFailure {
+            try link.transaction {
+                let (usersAdded, _) = try upsertUsers(users)
+                let workspaceID = try workspace.map { try upsertWorkspace(teamID: $0.teamID, domain: $0.domain) }
+                var outcomes: [UpsertOutcome: Int] = [:]
+                for var input in conversations {
+                    if input.members.isEmpty,
+                        let known = try link.query(
+                            "SELECT members FROM conversation WHERE slack_id = $1", .of(input.slackID)
+                        ).first,
+                        let members = JSONText.strings(try known.string("members"))
+                    {
+                        input.members = members
+                    }
+                    outcomes[try upsertConversation(input, workspaceID: workspaceID).outcome, default: 0] += 1
+                }
+                return (
+                    usersAdded, outcomes[.added, default: 0], outcomes[.updated, default: 0],
+                    outcomes[.unchanged, default: 0]
+                )
+            }
+        }
+    }
+
+    /// Names from id → name maps, as `SQLiteArchive.storeNames`: a conversation the archive lacks is created, one
+    /// still named by its id takes the name; a user the archive lacks becomes a placeholder, a placeholder takes the
+    /// handle; names an export, a listing or a sync gave are never changed.
+    package func storeNames(
+        users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]
+    ) throws -> NameCounts {
+        try reportingFailure {
+            try link.transaction {
+                var placeholders = 0
+                for (id, handle) in users.sorted(by: { $0.key < $1.key }) {
+                    placeholders += try link.query(
+                        """
+                        INSERT INTO slack_user (id, handle, is_placeholder) VALUES ($1, $2, true)
+                        ON CONFLICT (id) DO UPDATE SET handle = excluded.handle
+                        WHERE slack_user.is_placeholder AND slack_user.handle IS DISTINCT FROM excluded.handle
+                        RETURNING id
+                        """, .of(id, handle)
+                    ).count
+                }
+                var added = 0
+                var named = 0
+                var unchanged = 0
+                for (id, entry) in conversations.sorted(by: { $0.key < $1.key }) {
+                    let exists = try !link.query("SELECT 1 FROM conversation WHERE slack_id = $1", .of(id)).isEmpty
+                    if !exists {
+                        let input = ConversationInput(slackID: id, kind: entry.kind, name: entry.name)
+                        _ = try upsertConversation(input, workspaceID: nil)
+                        added += 1
+                        continue
+                    }
+                    let renamed = try link.query(
+                        """
+                        UPDATE conversation SET name = $1
+                        WHERE slack_id = $2 AND name = slack_id AND name IS DISTINCT FROM $1
+                        RETURNING id
+                        """, .of(entry.name, id)
+                    ).count
+                    named += renamed
+                    unchanged += 1 - renamed
+                }
+                return (placeholders, added, named, unchanged)
+            }
+        }
+    }
+
+    /// Creates the conversation if the archive does not have it (by Slack id), the conversation being
+    /// `workspace`'s; returns whether it was added.
+    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
+        try reportingFailure {
+            try link.transaction {
+                guard try link.query("SELECT 1 FROM conversation WHERE slack_id = $1", .of(input.slackID)).isEmpty
+                else { return false }
+                let workspaceID = try workspace.map { try upsertWorkspace(teamID: $0.teamID, domain: $0.domain) }
+                _ = try upsertConversation(input, workspaceID: workspaceID)
+                return true
+            }
+        }
+    }
+
     /// The workspace's row id, created if missing; a known domain is recorded.
     func upsertWorkspace(teamID: String, domain: String?) throws -> Int64 {
         var binds = PostgresBindings.of(teamID)
@@ -173,15 +261,18 @@ extension PostgresArchive {
 
     package func prepareForWrite(_ page: inout PageWrite) {}
 
-    /// Runs an import session: `body` hands the session export batches; each batch goes to the server through
+    /// Runs an import session: `body` hands the session export batches or a dump's pages, each sent through
     /// COPY into a temporary table, then one `INSERT … ON CONFLICT` upserts it on (conversation, ts). Transactions
     /// hold `plan.commitMessages` messages; committed ones stay when a later write fails (the import is idempotent
     /// and completes by running again). When `body` returns: the workspace's domain, pending deletions, reply
-    /// counts. Pages (dumps, syncs) and listings met on the way are not written on PostgreSQL yet.
+    /// counts. The session writes on a connection of its own (`init(sessionOf:)`): its transaction spans writes, and
+    /// this archive's link stays free for the reads the importing thread makes meanwhile. Pages with reaction events
+    /// or sync progress are not written on PostgreSQL yet.
     ///
     /// - Throws: what `body` throws; a failed write as `BulkImportFailure` with what was committed.
     package func importSession(_ plan: ImportPlan, _ body: (any ImportSession) throws -> Void) throws {
-        let session = PostgresImportSession(archive: self, commitMessages: plan.commitMessages(on: self))
+        let writer = try reportingFailure { try PostgresArchive(sessionOf: self) }
+        let session = PostgresImportSession(writer: writer, owner: self, commitMessages: plan.commitMessages(on: self))
         do {
             try body(session)
             try session.commitIfOpen()
@@ -192,12 +283,12 @@ extension PostgresArchive {
         }
         let touched = session.recount.union(plan.export.map { Array($0.rowIDsByFolder.values) } ?? []).sorted()
         try reportingFailure(committed: session.committed) {
-            try link.transaction {
+            try writer.link.transaction {
                 if let export = plan.export, let domain = session.workspaceDomain {
-                    _ = try upsertWorkspace(teamID: export.teamID, domain: domain)
+                    _ = try writer.upsertWorkspace(teamID: export.teamID, domain: domain)
                 }
-                try applyPendingDeletions()
-                try refreshReplyCounts(conversations: touched)
+                try writer.applyPendingDeletions()
+                try writer.refreshReplyCounts(conversations: touched)
             }
         }
     }
@@ -266,12 +357,17 @@ extension PostgresArchive {
     }
 }
 
-/// The writer side of a PostgreSQL import, valid only inside `PostgresArchive.importSession`'s body.
+/// The writer side of a PostgreSQL import, valid only inside `PostgresArchive.importSession`'s body: export batches
+/// and pages into transactions of `commitMessages` messages, on a connection of its own.
 ///
-/// Not `Sendable`: it holds the link's transaction, on the thread that runs the body.
+/// Not `Sendable`: it holds its link's transaction, on the thread that runs the body.
 final class PostgresImportSession: ImportSession {
-    private let archive: PostgresArchive
-    private var link: PostgresLink { archive.link }
+    /// The archive on the session's own connection: its transaction spans writes, and the archive's link stays free
+    /// for the reads the importing thread makes meanwhile (names, a conversation just created).
+    private let writer: PostgresArchive
+    /// The archive the command opened: its change listeners hear of every commit.
+    private let owner: PostgresArchive
+    private var link: PostgresLink { writer.link }
     private let commitMessages: Int
     private var inTransaction = false
     private var pending = 0
@@ -282,9 +378,12 @@ final class PostgresImportSession: ImportSession {
     var isStopped = false
     /// Conversations whose reply counts are raised when the session ends.
     private(set) var recount = Set<Int64>()
+    /// The messages counted so far that later pages may hold again (as on SQLite: `RepeatedCopies`).
+    private var copies = RepeatedCopies()
 
-    init(archive: PostgresArchive, commitMessages: Int) {
-        self.archive = archive
+    init(writer: PostgresArchive, owner: PostgresArchive, commitMessages: Int) {
+        self.writer = writer
+        self.owner = owner
         self.commitMessages = max(1, commitMessages)
     }
 
@@ -307,83 +406,156 @@ final class PostgresImportSession: ImportSession {
     /// - Complexity: three round trips and one COPY per batch, plus one per collision second (rare).
     func write(_ batch: ImportBatch) throws -> BatchWriteResult {
         var result = BatchWriteResult()
-        if !inTransaction {
-            try link.begin()
-            inTransaction = true
-            try link.execute(
-                """
-                CREATE TEMPORARY TABLE IF NOT EXISTS message_load (LIKE message INCLUDING DEFAULTS)
-                    ON COMMIT DELETE ROWS
-                """)
-        }
-        result.counts.placeholders = try archive.insertPlaceholders(batch.placeholders)
-        let plan = try PostgresBatchPlan(batch.messages, link: link)
+        try beginIfNeeded()
+        result.counts.placeholders = try writer.insertPlaceholders(batch.placeholders)
+        let start = ContinuousClock.now
+        var raws = PostgresRawReader(blocks: batch.rawBlocks)
+        let plan = try upsert(batch.messages) { index in try raws.json(of: batch.messages[index]) }
         result.counts.add(plan.counts)
-        if !plan.rows.isEmpty {
-            let start = ContinuousClock.now
-            var text = ByteBufferAllocator().buffer(capacity: plan.rows.count * 2_048)
-            var raws = PostgresRawReader(blocks: batch.rawBlocks)
-            for (index, id) in plan.rows {
-                try PostgresCopyRows.append(batch.messages[index], id: id, raw: raws.json(of: batch.messages[index]), to: &text)
-            }
-            try link.copy(into: "message_load", columns: Self.columns, text: text)
-            let assignments = Self.columns.filter { !["conversation_id", "ts_key", "id"].contains($0) }
-                .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-            let written = try link.query(
-                """
-                INSERT INTO message (\(Self.columns.joined(separator: ", ")))
-                SELECT \(Self.columns.joined(separator: ", ")) FROM message_load
-                ON CONFLICT (conversation_id, ts_key) DO UPDATE SET \(assignments)
-                WHERE excluded.edited_key >= message.edited_key AND excluded.hash <> message.hash
-                RETURNING id
-                """)
-            try link.execute("TRUNCATE message_load")
-            uncommittedIDs += try written.map { try $0.int("id") }
-            result.indexSeconds = start.duration(to: .now).seconds
-        }
+        if !plan.rows.isEmpty { result.indexSeconds = start.duration(to: .now).seconds }
         uncommitted.add(result.counts)
-        if !batch.deletions.isEmpty {
-            try link.query(
-                """
-                WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS d(conversation_id, ts_key)),
-                marked AS (
-                    UPDATE message m SET is_deleted = true FROM d
-                    WHERE m.conversation_id = d.conversation_id AND m.ts_key = d.ts_key
-                    RETURNING m.conversation_id, m.ts_key
-                )
-                INSERT INTO pending_deletion (conversation_id, ts_key)
-                SELECT d.conversation_id, d.ts_key FROM d
-                WHERE NOT EXISTS (SELECT 1 FROM marked WHERE marked.conversation_id = d.conversation_id
-                    AND marked.ts_key = d.ts_key)
-                ON CONFLICT DO NOTHING
-                """, .of(batch.deletions.map(\.conversationRowID), batch.deletions.map(\.tsKey)))
-        }
+        try delete(batch.deletions.map { ($0.conversationRowID, $0.tsKey) })
         pending += batch.messages.count + batch.deletions.count
         if pending >= commitMessages && !batch.continues { try commitIfOpen() }
         return result
     }
 
+    /// Writes pages (a dump's) into the open transaction, as SQLite does: placeholders, every message in ts order
+    /// (repeated copies counted once: `RepeatedCopies`), deletions, each history page's span. Reaction events and
+    /// sync progress are not written on PostgreSQL yet (they throw, writing nothing).
     func write(pages: [PageWrite]) throws -> WriteCounts {
-        throw archive.unavailable("sync pages and API dumps")
+        if let ordered = pages.first(where: \.isOrdered) {
+            throw owner.unavailable(ordered.sync != nil ? "sync progress (sync)" : "reaction events in pages")
+        }
+        try beginIfNeeded()
+        var counts = WriteCounts()
+        counts.placeholders = try writer.insertPlaceholders(pages.flatMap(\.placeholders))
+        var order: [(key: Int64, page: Int, message: Int)] = []
+        for (pageIndex, page) in pages.enumerated() {
+            for (messageIndex, message) in page.messages.enumerated() {
+                order.append((message.tsKey, pageIndex, messageIndex))
+            }
+        }
+        order.sort { ($0.key, $0.page, $0.message) < ($1.key, $1.page, $1.message) }
+        let messages = order.map { pages[$0.page].messages[$0.message] }
+        var raws = pages.map { PostgresRawReader(blocks: $0.rawBlocks) }
+        let plan = try upsert(messages) { index in try raws[order[index].page].json(of: messages[index]) }
+        for (index, message) in messages.enumerated() {
+            copies.count(
+                plan.outcomes[index], conversation: message.conversationRowID, key: message.tsKey,
+                comesTwice: RepeatedCopies.comesTwice(
+                    key: message.tsKey, threadKey: message.threadKey, flags: message.flags),
+                into: &counts)
+        }
+        try delete(pages.flatMap { page in page.deletions.map { (page.conversationRowID, $0) } })
+        for page in pages { try recordSpan(of: page) }
+        uncommitted.add(counts)
+        pending += pages.reduce(1) { $0 + $1.messages.count + $1.deletions.count }
+        if pending >= commitMessages { try commitIfOpen() }
+        return counts
     }
 
     func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?) throws
         -> ListingCounts
     {
-        throw archive.unavailable("listings from sync and API dumps")
+        try commitIfOpen()
+        return try writer.storeListings(users: users, conversations: conversations, workspace: workspace)
     }
 
     func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]) throws
         -> NameCounts
     {
-        throw archive.unavailable("names from API dumps")
+        try commitIfOpen()
+        return try writer.storeNames(users: users, conversations: conversations)
     }
 
     func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
-        throw archive.unavailable("conversations from sync pages")
+        try commitIfOpen()
+        return try writer.addConversationIfMissing(input, workspace: workspace)
     }
 
     func recountReplies(conversations rowIDs: [Int64]) { recount.formUnion(rowIDs) }
+
+    private func beginIfNeeded() throws {
+        guard !inTransaction else { return }
+        try link.begin()
+        inTransaction = true
+        try link.execute(
+            """
+            CREATE TEMPORARY TABLE IF NOT EXISTS message_load (LIKE message INCLUDING DEFAULTS)
+                ON COMMIT DELETE ROWS
+            """)
+    }
+
+    /// Sends `messages`' new and changed rows with COPY into the load table, then upserts them on (conversation,
+    /// ts) where the version differs and its edit is not older; `raw(index)` is the JSON of `messages[index]`.
+    private func upsert(_ messages: [PreparedMessage], raw: (Int) throws -> String) throws -> PostgresBatchPlan {
+        let plan = try PostgresBatchPlan(messages, link: link)
+        guard !plan.rows.isEmpty else { return plan }
+        var text = ByteBufferAllocator().buffer(capacity: plan.rows.count * 2_048)
+        for (index, id) in plan.rows {
+            try PostgresCopyRows.append(messages[index], id: id, raw: raw(index), to: &text)
+        }
+        try link.copy(into: "message_load", columns: Self.columns, text: text)
+        let assignments = Self.columns.filter { !["conversation_id", "ts_key", "id"].contains($0) }
+            .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        let written = try link.query(
+            """
+            INSERT INTO message (\(Self.columns.joined(separator: ", ")))
+            SELECT \(Self.columns.joined(separator: ", ")) FROM message_load
+            ON CONFLICT (conversation_id, ts_key) DO UPDATE SET \(assignments)
+            WHERE excluded.edited_key >= message.edited_key AND excluded.hash <> message.hash
+            RETURNING id
+            """)
+        try link.execute("TRUNCATE message_load")
+        uncommittedIDs += try written.map { try $0.int("id") }
+        return plan
+    }
+
+    /// Marks the messages deleted, keeping the deletions of messages not stored yet (`pending_deletion`).
+    private func delete(_ deletions: [(conversation: Int64, tsKey: Int64)]) throws {
+        guard !deletions.isEmpty else { return }
+        try link.query(
+            """
+            WITH d AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS d(conversation_id, ts_key)),
+            marked AS (
+                UPDATE message m SET is_deleted = true FROM d
+                WHERE m.conversation_id = d.conversation_id AND m.ts_key = d.ts_key
+                RETURNING m.conversation_id, m.ts_key
+            )
+            INSERT INTO pending_deletion (conversation_id, ts_key)
+            SELECT d.conversation_id, d.ts_key FROM d
+            WHERE NOT EXISTS (SELECT 1 FROM marked WHERE marked.conversation_id = d.conversation_id
+                AND marked.ts_key = d.ts_key)
+            ON CONFLICT DO NOTHING
+            """, .of(deletions.map(\.conversation), deletions.map(\.tsKey)))
+    }
+
+    /// Records a history page's span, for gap reports, and its conversation's newest message seen in a page (as
+    /// `SQLiteArchive.recordPage`).
+    private func recordSpan(of page: PageWrite) throws {
+        guard let span = page.span else { return }
+        var binds = PostgresBindings.of(page.conversationRowID, span.newest.key, span.oldestKey)
+        binds.append(span.nextKey)
+        try link.query(
+            """
+            INSERT INTO sync_page (conversation_id, newest_key, oldest_key, next_key) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (conversation_id, newest_key) DO UPDATE SET
+                oldest_key = least(sync_page.oldest_key, excluded.oldest_key),
+                next_key = coalesce(excluded.next_key, sync_page.next_key)
+            """, binds)
+        var state = PostgresBindings.of(page.conversationRowID, span.newest.string, span.newest.key)
+        state.append(span.cursor)
+        try link.query(
+            """
+            INSERT INTO sync_state (conversation_id, newest_ts, newest_key, last_cursor) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (conversation_id) DO UPDATE SET
+                newest_ts = CASE WHEN excluded.newest_key > coalesce(sync_state.newest_key, 0) THEN excluded.newest_ts
+                    ELSE sync_state.newest_ts END,
+                newest_key = greatest(coalesce(sync_state.newest_key, 0), excluded.newest_key),
+                last_cursor = coalesce(excluded.last_cursor, sync_state.last_cursor)
+            """, state)
+    }
 
     /// Commits the open transaction, if any.
     func commitIfOpen() throws {
@@ -393,7 +565,7 @@ final class PostgresImportSession: ImportSession {
         pending = 0
         committed.add(uncommitted)
         uncommitted = WriteCounts()
-        archive.notifyChanges(uncommittedIDs)
+        owner.notifyChanges(uncommittedIDs)
         uncommittedIDs = []
     }
 
@@ -419,6 +591,8 @@ struct PostgresBatchPlan {
     static let idMargin: Int64 = MessageID.perSecond * 64
 
     var counts = WriteCounts()
+    /// Each message's outcome, in order.
+    var outcomes: [UpsertOutcome] = []
     var rows: [(index: Int, id: Int64)] = []
 
     init(_ messages: [PreparedMessage], link: PostgresLink) throws {
@@ -454,9 +628,11 @@ struct PostgresBatchPlan {
             if let current = stored[key] {
                 if current.hash == message.hash || message.editedKey < current.editedKey {
                     counts.count(.unchanged)
+                    outcomes.append(.unchanged)
                     continue
                 }
                 counts.count(.updated)
+                outcomes.append(.updated)
                 stored[key] = (current.id, message.hash, message.editedKey)
                 if let at = place[key] {
                     rows[at] = (index, current.id)
@@ -482,6 +658,7 @@ struct PostgresBatchPlan {
             }
             taken.insert(id)
             counts.count(.added)
+            outcomes.append(.added)
             stored[key] = (id, message.hash, message.editedKey)
             place[key] = rows.count
             rows.append((index, id))

@@ -45,6 +45,17 @@ package final class PostgresArchive: ArchiveStore {
         }
     }
 
+    /// A second connection to `archive`'s database, for an import session: its transaction spans writes while
+    /// `archive`'s own link serves reads. The schema is `archive`'s: nothing is checked or migrated.
+    ///
+    /// - Throws: `StoreError.cannotOpen` when the server refuses the second connection.
+    init(sessionOf archive: PostgresArchive) throws {
+        path = archive.path
+        access = archive.access
+        upgradedOnOpen = false
+        link = try PostgresLink(archive.link.location)
+    }
+
     /// The error of an operation this backend does not have yet.
     func unavailable(_ operation: String) -> StoreError {
         .notOnPostgreSQL(operation: operation, path: path)
@@ -116,20 +127,6 @@ extension PostgresArchive {
     package func tokens() throws -> [APIToken] { throw unavailable("tokens") }
     package func revokeToken(id: Int64) throws { throw unavailable("tokens") }
 
-    // ImportSink: listings from other sources than exports.
-    package func storeListings(users: [UserInput], conversations: [ConversationInput], workspace: WorkspaceInput?)
-        throws -> ListingCounts
-    {
-        throw unavailable("listings from sync and API dumps")
-    }
-    package func storeNames(users: [String: String], conversations: [String: (name: String, kind: ConversationKind)])
-        throws -> NameCounts
-    {
-        throw unavailable("names from API dumps")
-    }
-    package func addConversationIfMissing(_ input: ConversationInput, workspace: WorkspaceInput?) throws -> Bool {
-        throw unavailable("conversations from sync pages")
-    }
 
     // SyncState
     package func syncRun(conversationRowID: Int64) throws -> SyncRun? { throw unavailable("sync") }

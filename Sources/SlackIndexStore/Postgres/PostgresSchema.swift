@@ -12,7 +12,31 @@ import PostgresNIO
 enum PostgresSchema {
     /// The migrations, oldest first: (name, statements).
     static let versions: [(name: String, sql: [String])] = [
-        ("pg1-archive", v1)
+        ("pg1-archive", v1),
+        ("pg2-pages", v2),
+    ]
+
+    /// API pages (dumps): each history page's span, for gap reports, and each conversation's newest message seen in
+    /// one (`SQLiteArchive.recordPage`). Keyed by `conversation_id`, the message table's distribution column.
+    private static let v2 = [
+        """
+        CREATE TABLE sync_page (
+            conversation_id BIGINT NOT NULL,
+            newest_key BIGINT NOT NULL,
+            oldest_key BIGINT NOT NULL,
+            next_key BIGINT,
+            PRIMARY KEY (conversation_id, newest_key)
+        )
+        """,
+        """
+        CREATE TABLE sync_state (
+            conversation_id BIGINT PRIMARY KEY,
+            newest_ts TEXT,
+            newest_key BIGINT,
+            last_cursor TEXT,
+            synced_ts TEXT
+        )
+        """,
     ]
 
     private static let v1 = [
