@@ -1,5 +1,6 @@
 import Foundation
 import SlackIndex
+import SlackIndexServer
 @testable import SlackIndexStore
 import Testing
 @testable import SlackIndexTestSupport
@@ -295,6 +296,93 @@ struct PostgresContractTests {
         let after = try SearchEngine(archive: reopened).search("classes", options: options).hits.map(\.message.ts)
         #expect(after == before, "\(after.count) vs \(before.count): \(Set(after).symmetricDifference(before).prefix(5))")
         _ = try Archive(path: location, access: .readOnly)
+    }
+
+    /// A sync from a served archive (sample-data with its pages) into SQLite and into PostgreSQL, through the one
+    /// import session with each page committed with its progress: the same counts, conversations, stats, pages and
+    /// threads; a second sync fetches nothing again and the sync queue ends empty on both.
+    @Test func aSyncGivesWhatItGivesOnSQLite() async throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let (source, token) = try LiveSyncTests.source()
+        let served = try await LiveSyncTests.start(source)
+        let sqlite = try TestSupport.makeArchive()
+        let postgres = try Archive(path: try server.database())
+        let onSQLite = try await LiveSyncTests.sync(sqlite, from: served, token: token, pageSize: 40)
+        let onPostgres = try await LiveSyncTests.sync(postgres, from: served, token: token, pageSize: 40)
+        let again = try await LiveSyncTests.sync(postgres, from: served, token: token, pageSize: 40)
+        await served.stop()
+        #expect(onPostgres.stopped == nil && onPostgres.refused.isEmpty, "\(onPostgres)")
+        #expect(onPostgres.messagesAdded > 2_000)
+        func counts(_ s: Synchronizer.Summary) -> [Int] {
+            [s.messagesAdded, s.messagesUpdated, s.messagesUnchanged, s.messagesSkipped, s.historyPages, s.repliesPages,
+             s.threads, s.usersAdded, s.conversationsAdded]
+        }
+        #expect(counts(onPostgres) == counts(onSQLite), "\(onPostgres)\n\(onSQLite)")
+        try Self.expectSameDirectory(sqlite, postgres)
+        try Self.expectSamePages(sqlite, postgres)
+        #expect(again.messagesAdded == 0 && again.messagesUpdated == 0, "\(again)")
+        #expect(try postgres.store.syncThreads().isEmpty && sqlite.store.syncThreads().isEmpty)
+    }
+
+    /// Reaction events in pages (`reaction_added` / `reaction_removed`): applied once, kept until their message
+    /// arrives, removed; both backends show the same reactions and find the same messages by them.
+    @Test func reactionEventsGiveTheSameReactions() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let dir = TestSupport.temporaryDirectory()
+        func page(_ name: String, _ events: String) throws -> String {
+            let url = dir.appendingPathComponent(name)
+            try Data(events.utf8).write(to: url)
+            return url.path
+        }
+        func event(_ kind: String, _ user: String, _ name: String, _ ts: String) -> String {
+            #"{"type":"\#(kind)","user":"\#(user)","reaction":"\#(name)","item":{"type":"message","ts":"\#(ts)"}}"#
+        }
+        let first = "1700000000.000100"
+        let late = "1700000099.000000"
+        let steps = [
+            try page("added.json", "[" + [
+                event("reaction_added", "U1", "tada", first), event("reaction_added", "U2", "tada", first),
+                event("reaction_added", "U1", "eyes", late),
+            ].joined(separator: ",") + "]"),
+            try page("late.json", #"[{"type":"message","user":"U1","text":"late one","ts":"\#(late)"}]"#),
+            try page("removed.json", "[" + [
+                event("reaction_removed", "U1", "tada", first), event("reaction_removed", "U2", "tada", first),
+                event("reaction_removed", "U9", "eyes", late),
+            ].joined(separator: ",") + "]"),
+        ]
+        let export = try TestSupport.minimalExport(days: ["2023-11-14": TestSupport.goodDayFile])
+        /// What a reader sees after each step: the two messages' reactions and the hits of reaction searches.
+        func observe(_ archive: Archive) throws -> [String] {
+            _ = try Importer(archive: archive).importExport(at: export.path)
+            var seen: [String] = []
+            for (index, step) in ([steps[0]] + steps).enumerated() {  // the first page twice: counted once
+                let summary = Importer(archive: archive).importPaths([step], conversation: "general")
+                #expect(summary.stopped == nil && summary.skippedFiles.isEmpty, "step \(index): \(summary)")
+                let general = try archive.conversation(named: "general")
+                for key in [Int64(1_700_000_000_000_100), 1_700_000_099_000_000] {
+                    guard let message = try archive.store.message(conversation: general, tsKey: key) else {
+                        seen.append("\(index) \(key) absent")
+                        continue
+                    }
+                    let reactions = try archive.store.details(of: [message.rowID])[message.rowID]?.reactions ?? []
+                    seen.append("\(index) \(key) \(reactions.map { "\($0.name):\($0.count):\($0.users)" })")
+                }
+                for query in ["has::tada:", "has::eyes:", "has:reaction"] {
+                    let hits = try SearchEngine(archive: archive).search(query).hits.map(\.message.ts)
+                    seen.append("\(index) \(query) \(hits)")
+                }
+            }
+            return seen
+        }
+        let expected = try observe(try TestSupport.makeArchive())
+        // The reference itself: counted once after the page came twice, the late message's reaction waited for it,
+        // the removals took tada away (and U9's removal of a reaction it never gave changed nothing).
+        #expect(expected.contains { $0.hasPrefix("1 1700000000000100") && $0.contains("tada:2:") }, "\(expected)")
+        #expect(expected.contains("1 1700000099000000 absent"), "\(expected)")
+        #expect(expected.contains { $0.hasPrefix("2 1700000099000000") && $0.contains("eyes:1:") }, "\(expected)")
+        #expect(expected.contains("3 has::tada: []") && expected.contains("3 1700000000000100 []"), "\(expected)")
+        let got = try observe(try Archive(path: try server.database()))
+        #expect(got == expected, "\(Array(zip(got, expected).filter { $0.0 != $0.1 }.prefix(4)))")
     }
 
     @Test func operationsNotYetThereSayItAndDoNotCrash() throws {

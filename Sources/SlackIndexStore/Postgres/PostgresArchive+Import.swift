@@ -266,8 +266,7 @@ extension PostgresArchive {
     /// hold `plan.commitMessages` messages; committed ones stay when a later write fails (the import is idempotent
     /// and completes by running again). When `body` returns: the workspace's domain, pending deletions, reply
     /// counts. The session writes on a connection of its own (`init(sessionOf:)`): its transaction spans writes, and
-    /// this archive's link stays free for the reads the importing thread makes meanwhile. Pages with reaction events
-    /// or sync progress are not written on PostgreSQL yet.
+    /// this archive's link stays free for the reads the importing thread makes meanwhile.
     ///
     /// - Throws: what `body` throws; a failed write as `BulkImportFailure` with what was committed.
     package func importSession(_ plan: ImportPlan, _ body: (any ImportSession) throws -> Void) throws {
@@ -287,6 +286,7 @@ extension PostgresArchive {
                 if let export = plan.export, let domain = session.workspaceDomain {
                     _ = try writer.upsertWorkspace(teamID: export.teamID, domain: domain)
                 }
+                try writer.applyPendingReactions()
                 try writer.applyPendingDeletions()
                 try writer.refreshReplyCounts(conversations: touched)
             }
@@ -420,14 +420,57 @@ final class PostgresImportSession: ImportSession {
         return result
     }
 
-    /// Writes pages (a dump's) into the open transaction, as SQLite does: placeholders, every message in ts order
-    /// (repeated copies counted once: `RepeatedCopies`), deletions, each history page's span. Reaction events and
-    /// sync progress are not written on PostgreSQL yet (they throw, writing nothing).
+    /// Writes pages into the open transaction with the outcome of writing each in turn, as SQLite does
+    /// (`SQLiteArchive.write(pages:copies:in:)`): runs of pages without reaction events or sync progress have their
+    /// messages written together in ts order (repeated copies counted once: `RepeatedCopies`), then their deletions
+    /// and spans; a page with reactions or sync progress is written alone, in its place.
     func write(pages: [PageWrite]) throws -> WriteCounts {
-        if let ordered = pages.first(where: \.isOrdered) {
-            throw owner.unavailable(ordered.sync != nil ? "sync progress (sync)" : "reaction events in pages")
-        }
         try beginIfNeeded()
+        var counts = WriteCounts()
+        var start = 0
+        while start < pages.count {
+            if pages[start].isOrdered {
+                counts.add(try writeOrdered(pages[start]))
+                start += 1
+                continue
+            }
+            var end = start + 1
+            while end < pages.count && !pages[end].isOrdered { end += 1 }
+            counts.add(try writeInTimeOrder(Array(pages[start..<end])))
+            start = end
+        }
+        uncommitted.add(counts)
+        pending += pages.reduce(1) { $0 + $1.messages.count + $1.deletions.count }
+        if pending >= commitMessages { try commitIfOpen() }
+        return counts
+    }
+
+    /// One page whose order matters (reaction events, sync progress): its span, placeholders, messages, deletions,
+    /// reactions and sync progress, as `SQLiteArchive.write(_:in:)`.
+    private func writeOrdered(_ page: PageWrite) throws -> WriteCounts {
+        try recordSpan(of: page)
+        var counts = WriteCounts()
+        counts.placeholders = try writer.insertPlaceholders(page.placeholders)
+        var raws = PostgresRawReader(blocks: page.rawBlocks)
+        for outcome in try upsert(page.messages, raw: { try raws.json(of: page.messages[$0]) }).outcomes {
+            counts.count(outcome)
+        }
+        try delete(page.deletions.map { (page.conversationRowID, $0) })
+        for event in page.reactions {
+            if let id = try writer.react(
+                conversationRowID: page.conversationRowID, tsKey: event.tsKey, name: event.name,
+                userID: event.userID, added: event.added)
+            {
+                uncommittedIDs.append(id)
+            }
+        }
+        if let sync = page.sync { try writer.record(sync, conversationRowID: page.conversationRowID) }
+        return counts
+    }
+
+    /// A run of pages without reactions or sync progress: placeholders, every message in ts order, deletions,
+    /// spans.
+    private func writeInTimeOrder(_ pages: [PageWrite]) throws -> WriteCounts {
         var counts = WriteCounts()
         counts.placeholders = try writer.insertPlaceholders(pages.flatMap(\.placeholders))
         var order: [(key: Int64, page: Int, message: Int)] = []
@@ -449,9 +492,6 @@ final class PostgresImportSession: ImportSession {
         }
         try delete(pages.flatMap { page in page.deletions.map { (page.conversationRowID, $0) } })
         for page in pages { try recordSpan(of: page) }
-        uncommitted.add(counts)
-        pending += pages.reduce(1) { $0 + $1.messages.count + $1.deletions.count }
-        if pending >= commitMessages { try commitIfOpen() }
         return counts
     }
 

@@ -129,10 +129,6 @@ extension PostgresArchive {
 
 
     // SyncState
-    package func syncRun(conversationRowID: Int64) throws -> SyncRun? { throw unavailable("sync") }
-    package func syncCheckpoint(conversationRowID: Int64) throws -> String? { throw unavailable("sync") }
-    package func syncThreads() throws -> [SyncThread] { throw unavailable("sync") }
-    package func dropSyncThread(conversationRowID: Int64, threadTS: String) throws { throw unavailable("sync") }
     package func syncGaps() throws -> [SyncGap] { throw unavailable("stats --gaps") }
 
     // Maintenance

@@ -13,11 +13,12 @@ enum PostgresSchema {
     /// The migrations, oldest first: (name, statements).
     static let versions: [(name: String, sql: [String])] = [
         ("pg1-archive", v1),
-        ("pg2-pages", v2),
+        ("pg2-pages-and-sync", v2),
     ]
 
-    /// API pages (dumps): each history page's span, for gap reports, and each conversation's newest message seen in
-    /// one (`SQLiteArchive.recordPage`). Keyed by `conversation_id`, the message table's distribution column.
+    /// API pages and sync, as on SQLite: each history page's span, for gap reports, and each conversation's newest
+    /// message seen in one (`SQLiteArchive.recordPage`); a sync's run in progress, its threads to fetch, and reaction
+    /// events waiting for their message. Keyed by `conversation_id`, the message table's distribution column.
     private static let v2 = [
         """
         CREATE TABLE sync_page (
@@ -35,6 +36,36 @@ enum PostgresSchema {
             newest_key BIGINT,
             last_cursor TEXT,
             synced_ts TEXT
+        )
+        """,
+        """
+        CREATE TABLE sync_run (
+            conversation_id BIGINT PRIMARY KEY,
+            oldest_ts TEXT,
+            top_ts TEXT,
+            low_ts TEXT,
+            cursor TEXT,
+            pages BIGINT NOT NULL DEFAULT 0
+        )
+        """,
+        """
+        CREATE TABLE sync_thread (
+            conversation_id BIGINT NOT NULL,
+            thread_ts TEXT NOT NULL,
+            oldest_ts TEXT,
+            cursor TEXT,
+            PRIMARY KEY (conversation_id, thread_ts)
+        )
+        """,
+        """
+        CREATE TABLE pending_reaction (
+            conversation_id BIGINT NOT NULL,
+            id BIGSERIAL,
+            ts_key BIGINT NOT NULL,
+            name TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            added BOOLEAN NOT NULL,
+            PRIMARY KEY (conversation_id, id)
         )
         """,
     ]

@@ -74,7 +74,7 @@ struct PostgresPreparedSearch: PreparedSearch {
             parts.append(
                 """
                 EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(m.reactions, '[]'::jsonb)) r
-                    WHERE r->>'name' = \(bind(name)) OR left(r->>'name', \(bind(Int64(name.count + 2)))) = \(bind(name + "::")))
+                    WHERE r->>'name' = \(bind(name)) OR left(r->>'name', \(bind(Int64(name.count + 2)))::int) = \(bind(name + "::")))
                 """)
         }
         if search.inThread { parts.append("m.thread_key IS NOT NULL") }
