@@ -145,6 +145,24 @@ struct PostgresContractTests {
         let again = Importer(archive: postgres).importPaths([dump.path])
         #expect(again.messagesAdded == 0 && again.messagesUpdated == 0, "\(again)")
         #expect(again.messagesUnchanged == fromPostgres.messagesRead, "\(again)")
+        #expect(try postgres.syncGaps() == sqlite.syncGaps())
+    }
+
+    /// `stats --gaps` on both: a history page left out of a conversation's pages is the same gap.
+    @Test func aMissingPageIsTheSameGap() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let history = TestSupport.samplePages + "/marketing/history"
+        let files = try FileManager.default.contentsOfDirectory(atPath: history).sorted()
+        try #require(files.count >= 4)
+        var gaps: [[SyncGap]] = []
+        for archive in [try TestSupport.makeArchive(), try Archive(path: try server.database())] {
+            _ = try Importer(archive: archive).importExport(at: TestSupport.sampleFolder)
+            for file in files where file != files[2] {
+                _ = try Importer(archive: archive).importPages(at: history + "/" + file, conversation: "marketing")
+            }
+            gaps.append(try archive.syncGaps())
+        }
+        #expect(gaps[0].count == 1 && gaps[1] == gaps[0], "\(gaps)")
     }
 
     /// Date-sorted searches: the same hits in the same order, and the same capped counts.

@@ -73,7 +73,14 @@ final class ImportPipeline: @unchecked Sendable {
         queue = BoundedQueue(capacity: capacity, maxWeight: maxWeight)
         self.export = export
         commitMessages = plan.commitMessages(on: sink)
-        let thread = Thread { [self] in run(sink: sink, plan: plan) }
+        // The thread holds the sink only while it writes: a closure capturing it would keep the archive open until
+        // the thread is torn down, after `done` lets the command finish, and an archive still open when the process
+        // exits leaves its -wal and -shm files behind.
+        let held = HeldSink(sink)
+        let thread = Thread { [self] in
+            run(sink: held.take(), plan: plan)
+            done.signal()
+        }
         thread.stackSize = 8 << 20
         thread.start()
     }
@@ -184,8 +191,9 @@ final class ImportPipeline: @unchecked Sendable {
         return stopped
     }
 
-    /// The writer thread's body.
-    private func run(sink: any ImportSink, plan: ImportPlan) {
+    /// The writer thread's body; `done` is signalled after it returns (and has let the sink go).
+    private func run(sink: consuming (any ImportSink)?, plan: ImportPlan) {
+        guard let sink = sink.take() else { return }
         var writeError: (any Error)?
         do {
             try sink.importSession(plan) { session in
@@ -233,7 +241,6 @@ final class ImportPipeline: @unchecked Sendable {
             if case .call(let call) = work { _ = call(nil) }
         }
         spent.releaseAll()
-        done.signal()
     }
 
     /// Writes one reader batch through the session and records what happened; after a batch's last part, honours
@@ -275,6 +282,20 @@ final class ImportPipeline: @unchecked Sendable {
                 filesDone: progress.1, filesTotal: export.filesTotal,
                 elapsed: Date().timeIntervalSince(export.started)))
         return stopping
+    }
+}
+
+/// The sink, handed to the writer thread once (`take`), so that nothing keeps it after the thread's work.
+///
+/// `@unchecked Sendable`: written in `init`, emptied once by the writer thread before anyone else could look.
+private final class HeldSink: @unchecked Sendable {
+    private var sink: (any ImportSink)?
+
+    init(_ sink: any ImportSink) { self.sink = sink }
+
+    func take() -> (any ImportSink)? {
+        defer { sink = nil }
+        return sink
     }
 }
 

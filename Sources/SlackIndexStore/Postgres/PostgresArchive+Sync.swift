@@ -44,6 +44,30 @@ extension PostgresArchive {
         }
     }
 
+    /// Stretches of history that imported pages point to but no imported page covers (see
+    /// `SQLiteArchive.syncGaps`).
+    package func syncGaps() throws -> [SyncGap] {
+        try link.query(
+            """
+            SELECT c.slack_id, c.kind, c.name, p.next_key,
+                (SELECT max(o.newest_key) FROM sync_page o
+                 WHERE o.conversation_id = p.conversation_id AND o.newest_key < p.next_key) AS older_key
+            FROM sync_page p JOIN conversation c ON c.id = p.conversation_id
+            WHERE p.next_key IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM sync_page q WHERE q.conversation_id = p.conversation_id AND q.newest_key = p.next_key)
+            ORDER BY c.slack_id, p.next_key DESC
+            """
+        ).map { row in
+            let conversation = Conversation(
+                rowID: 0, id: try row.string("slack_id"),
+                kind: ConversationKind(rawValue: try row.string("kind")) ?? .channel, name: try row.string("name"))
+            return SyncGap(
+                conversationID: conversation.id, conversation: conversation.displayName,
+                newestTS: SlackTimestamp(key: try row.int("next_key")).string,
+                olderTS: try row.optionalInt("older_key").map { SlackTimestamp(key: $0).string })
+        }
+    }
+
     package func dropSyncThread(conversationRowID: Int64, threadTS: String) throws {
         try reportingFailure {
             try link.query(

@@ -129,7 +129,6 @@ extension PostgresArchive {
 
 
     // SyncState
-    package func syncGaps() throws -> [SyncGap] { throw unavailable("stats --gaps") }
 
     // Maintenance
     package func storageProblems(limit: Int) throws -> [String] { throw unavailable("check") }
