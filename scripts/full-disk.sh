@@ -58,7 +58,9 @@ run_case "export folder" sample-data/export 3m
 run_case "API dump tree" "$work/tree" 3m
 run_case "JSON lines" "$work/dump.jsonl" 3m
 run_case "slackdump" "$work/slackdump" 3m
-run_case "sync pages" sample-data/pages 3m
+# The pages' 873 messages are one transaction of the import session (20,000 messages a commit): 3m holds them
+# since the import pipeline became one (2026-12-04); 2m stops the transaction, with nothing committed.
+run_case "sync pages" sample-data/pages 2m
 if [ $# -ge 3 ]; then
     python3 scripts/export-to-dump.py "$2" "$work/big-tree" --layout tree >/dev/null
     python3 scripts/export-to-dump.py "$2" "$work/big-slackdump" --layout slackdump >/dev/null

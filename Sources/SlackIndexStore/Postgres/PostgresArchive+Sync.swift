@@ -69,7 +69,7 @@ extension PostgresArchive {
     }
 
     package func dropSyncThread(conversationRowID: Int64, threadTS: String) throws {
-        try reportingFailure {
+        _ = try reportingFailure {
             try link.query(
                 "DELETE FROM sync_thread WHERE conversation_id = $1 AND thread_ts = $2",
                 .of(conversationRowID, threadTS))
