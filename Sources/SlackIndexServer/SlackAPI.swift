@@ -11,14 +11,17 @@ public struct SlackAPIConfiguration: Sendable {
     public var now: (@Sendable () -> Duration)?
     /// Largest request body read (POST forms and JSON), in bytes.
     public var maxBodyBytes: Int
-    /// `search.messages` calls one token may have running at once; more answer `ratelimited` (HTTP 429), so one
-    /// client's deep searches cannot take every search thread.
+    /// `search.messages` calls one token may have running or waiting at once; more answer `ratelimited` (HTTP
+    /// 429), so one client's deep searches cannot take every search thread.
     public var searchesPerToken = 2
     /// Threads that run searches, apart from the threads of the cheap reads (history, replies, lists): a read
-    /// never queues behind searches.
-    public var searchThreads = 2
-    /// Searches waiting or running at once, all tokens together; more answer `ratelimited`.
-    public var searchQueue = 16
+    /// never queues behind searches. One per core (at least 2): each search uses one core (`SearchSlots`).
+    public var searchThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// Searches that may wait for a search thread, all tokens together, each for at most `searchWait`; past
+    /// either, a search answers HTTP 503 with `Retry-After: 1` and `service_unavailable` (`SearchSlots`).
+    public var searchQueue = 256
+    /// How long a search waits for a search thread before it is told to come back.
+    public var searchWait: Duration = .seconds(2)
     /// A connection that sends no complete request for this long (idle, or a request trickled in) is closed.
     public var idleTimeout: Duration = .seconds(15)
     /// Connections open at once. A new one past this closes the connection idle longest (see `ConnectionGuard`);
@@ -77,8 +80,10 @@ public final class SlackAPI: Sendable {
     let engine: SearchEngine
     /// The search threads (`SlackAPIConfiguration.searchThreads`).
     let searchPool: NIOThreadPool
-    /// Searches in flight per presented token.
+    /// Searches in flight (running or waiting) per presented token.
     let searches = Mutex<[String: Int]>([:])
+    /// The search threads' slots and the searches waiting for one.
+    let slots: SearchSlots
     /// Until when the remote is not asked (it answered `ratelimited` with this `Retry-After`).
     let remotePause = Mutex<ContinuousClock.Instant?>(nil)
 
@@ -95,6 +100,7 @@ public final class SlackAPI: Sendable {
         engine = SearchEngine(archive: archive)
         searchPool = NIOThreadPool(numberOfThreads: max(1, configuration.searchThreads))
         searchPool.start()
+        slots = SearchSlots(slots: configuration.searchThreads, maxWaiting: configuration.searchQueue)
         limiter = RateLimiter(limit: configuration.rateLimit, now: configuration.now ?? RateLimiter.continuousTime())
     }
 
@@ -142,14 +148,13 @@ public final class SlackAPI: Sendable {
         }
     }
 
-    /// `search.messages` and `slackindex.count` on the search threads, at most `searchesPerToken` at once per token
-    /// and `searchQueue` in all; past either, Slack's `ratelimited` with `Retry-After: 1`.
+    /// `search.messages` and `slackindex.count` on the search threads: at most `searchesPerToken` at once per token
+    /// (past it, Slack's `ratelimited` with `Retry-After: 1`); a search finding every thread busy waits for one
+    /// (`SearchSlots`), at most `searchWait`, and then answers 503 `service_unavailable` with `Retry-After: 1`.
     private func search(_ method: String, parameters: [String: String], caller: APICaller) async -> SlackAPIResponse {
         let presented = caller.rateKey
         let admitted = searches.withLock { inFlight in
-            guard inFlight[presented, default: 0] < configuration.searchesPerToken,
-                inFlight.values.reduce(0, +) < configuration.searchQueue
-            else { return false }
+            guard inFlight[presented, default: 0] < configuration.searchesPerToken else { return false }
             inFlight[presented, default: 0] += 1
             return true
         }
@@ -157,6 +162,18 @@ public final class SlackAPI: Sendable {
             return SlackAPIResponse(
                 status: 429, retryAfter: 1, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
         }
+        defer {
+            searches.withLock { inFlight in
+                inFlight[presented, default: 1] -= 1
+                if inFlight[presented] == 0 { inFlight[presented] = nil }
+            }
+        }
+        guard await slots.acquire(waitingAtMost: configuration.searchWait) else {
+            return SlackAPIResponse(
+                status: 503, retryAfter: 1, body: #"{"ok":false,"error":"service_unavailable"}"#,
+                error: "service_unavailable")
+        }
+        defer { slots.release() }
         let answer: SlackAPIResponse
         if method == "search.messages", let remote = configuration.remote {
             answer = await mergedSearch(parameters: parameters, caller: caller, remote: remote)
@@ -168,10 +185,6 @@ public final class SlackAPI: Sendable {
             } catch {
                 answer = SlackAPI.failure("internal_error")
             }
-        }
-        searches.withLock { inFlight in
-            inFlight[presented, default: 1] -= 1
-            if inFlight[presented] == 0 { inFlight[presented] = nil }
         }
         return answer
     }

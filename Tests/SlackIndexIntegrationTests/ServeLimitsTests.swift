@@ -54,6 +54,8 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
         var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1)))
         configuration.searchesPerToken = 1
         configuration.searchThreads = 1
+        // The other token's search waits for the thread until the gate opens (see the watchdog below).
+        configuration.searchWait = .seconds(120)
         let api = SlackAPI(archive: archive, configuration: configuration)
         let greedy = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
         let other = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
@@ -86,6 +88,59 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
         #expect(answered.ok, "\(answered.body)")
         #expect(await second.value.ok)
         #expect(api.searches.withLock { $0.isEmpty })
+    }
+
+    /// Issue 51: many clients, each within its own token's rate, search at once: past the search threads they
+    /// wait for one in turn instead of being refused (before, past 16 in flight all answered 429); a search that
+    /// waits past `searchWait`, or finds `searchQueue` already waiting, answers 503 with `Retry-After`.
+    @Test func searchesPastTheThreadsWaitForOneAndPastTheDeadlineAreToldToComeBack() async throws {
+        let archive = try TestSupport.sampleArchive()
+        var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1)))
+        configuration.searchThreads = 1
+        configuration.searchQueue = 24
+        configuration.searchWait = .seconds(120)
+        let api = SlackAPI(archive: archive, configuration: configuration)
+        let tokens = try (0..<26).map { _ in try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token }
+        // The one search thread held: the first search takes the slot and waits for the thread.
+        let gate = Gate()
+        let holder = Task { try await api.searchPool.runIfActive { gate.wait() } }
+        let first = Task { await api.call("search.messages", parameters: ["query": "the"], bearer: tokens[0]) }
+        while api.searches.withLock({ $0[tokens[0]] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        // 24 more, each from its own token: all wait, none is refused.
+        let waiting = (1...24).map { index in
+            Task { await api.call("search.messages", parameters: ["query": "deploy"], bearer: tokens[index]) }
+        }
+        while api.slots.waiting < 24 { try await Task.sleep(for: .milliseconds(5)) }
+        // One more finds the queue full: told at once to come back.
+        let full = await api.call("search.messages", parameters: ["query": "deploy"], bearer: tokens[25])
+        #expect(full.status == 503 && full.retryAfter == 1 && full.error == "service_unavailable", "\(full)")
+        gate.open()
+        try await holder.value
+        #expect(await first.value.ok)
+        for task in waiting {
+            let answer = await task.value
+            #expect(answer.ok && answer.status == 200, "\(answer.body)")
+        }
+        #expect(api.slots.waiting == 0 && api.searches.withLock { $0.isEmpty })
+
+        // With a short wait: a search that finds the thread busy past it answers 503, and gives its place up.
+        var short = configuration
+        short.searchWait = .milliseconds(200)
+        let impatient = SlackAPI(archive: archive, configuration: short)
+        let busy = Gate()
+        let hold = Task { try await impatient.searchPool.runIfActive { busy.wait() } }
+        let taken = Task { await impatient.call("search.messages", parameters: ["query": "the"], bearer: tokens[0]) }
+        while impatient.searches.withLock({ $0[tokens[0]] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let late = await impatient.call("search.messages", parameters: ["query": "deploy"], bearer: tokens[1])
+        #expect(late.status == 503 && late.retryAfter == 1 && late.error == "service_unavailable", "\(late)")
+        #expect(impatient.slots.waiting == 0)
+        busy.open()
+        try await hold.value
+        #expect(await taken.value.ok)
+        let after = await impatient.call("search.messages", parameters: ["query": "deploy"], bearer: tokens[1])
+        #expect(after.ok, "the slot came back: \(after.body)")
     }
 
     /// Page 100 of 100 reads and snippets only its own 100 messages, and is the same page as a shallow search
