@@ -63,7 +63,8 @@ struct ImportCommand: ParsableCommand {
         // Shown without a database URL's password.
         let path = Archive.shownLocation(location)
         // Nothing usable: said without opening (or creating) the archive.
-        if let refused = Importer.refusedSources(paths) {
+        var opened = OpenedSources()
+        if let refused = Importer.refusedSources(paths, opened: &opened) {
             return try report(refused, database: path, nothingImported: true)
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -71,7 +72,7 @@ struct ImportCommand: ParsableCommand {
         let isFirstImport = !Archive.isDatabaseServer(location) && !FileManager.default.fileExists(atPath: path)
         let hadFolder = FileManager.default.fileExists(atPath: folder)
         // The archive is closed when `importAll` returns, so a failed first import can take its files away.
-        let summary = try importAll()
+        let summary = try importAll(opened: opened)
         let nothingImported =
             summary.sources.isEmpty
             || summary.messagesRead == 0
@@ -90,7 +91,7 @@ struct ImportCommand: ParsableCommand {
         try report(summary, database: path, nothingImported: nothingImported)
     }
 
-    private func importAll() throws -> ImportSummary {
+    private func importAll(opened: OpenedSources) throws -> ImportSummary {
         let stop = StopSignal()
         let interrupts = InterruptHandler {
             stop.request()
@@ -100,7 +101,9 @@ struct ImportCommand: ParsableCommand {
         let archive = try global.openArchive()
         let importer = Importer(archive: archive, stop: stop)
         let reporter = ProgressReporter(enabled: !quiet)
-        let summary = importer.importPaths(paths, conversation: conversation) { progress in reporter.update(progress) }
+        let summary = importer.importPaths(paths, conversation: conversation, opened: opened) { progress in
+            reporter.update(progress)
+        }
         reporter.finish()
         return summary
     }
