@@ -49,23 +49,37 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
 /// `serve` under one greedy client: searches are capped per token and run on their own threads, so cheap reads
 /// keep answering; idle and trickling connections are closed.
 @Suite struct ServeLimitsTests {
+    /// The API over `archive` with one search thread (no per-token rate limit), whose searches wait up to 120 s for
+    /// it, with `tune`'s changes.
+    static func oneSearchThread(_ archive: Archive, _ tune: (inout SlackAPIConfiguration) -> Void) -> SlackAPI {
+        var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1)))
+        configuration.searchThreads = 1
+        configuration.searchWait = .seconds(120)
+        tune(&configuration)
+        return SlackAPI(archive: archive, configuration: configuration)
+    }
+
+    /// Holds `api`'s one search thread until `gate` opens, and starts `token`'s search; returns once that search is
+    /// admitted (counted in flight), so that it stays in flight until the gate opens.
+    static func holdTheSearchThread(
+        _ api: SlackAPI, until gate: Gate, searching parameters: [String: String], as token: String
+    ) async throws -> (holder: Task<Void, any Error>, first: Task<SlackAPIResponse, Never>) {
+        let holder = Task { try await api.searchPool.runIfActive { gate.wait() } }
+        let first = Task { await api.call("search.messages", parameters: parameters, bearer: token) }
+        while api.searches.withLock({ $0[token] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        return (holder, first)
+    }
+
     @Test func searchesAreCappedPerTokenAndCheapReadsDoNotQueueBehindThem() async throws {
         let archive = try TestSupport.sampleArchive()
-        var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1)))
-        configuration.searchesPerToken = 1
-        configuration.searchThreads = 1
         // The other token's search waits for the thread until the gate opens (see the watchdog below).
-        configuration.searchWait = .seconds(120)
-        let api = SlackAPI(archive: archive, configuration: configuration)
+        let api = Self.oneSearchThread(archive) { $0.searchesPerToken = 1 }
         let greedy = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
         let other = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
         // Hold the one search thread, so that every search stays in flight until released.
         let gate = Gate()
-        let holder = Task { try await api.searchPool.runIfActive { gate.wait() } }
         let deep = ["query": "the", "page": "100", "count": "100"]
-        let first = Task { await api.call("search.messages", parameters: deep, bearer: greedy) }
-        // Wait until the first search is admitted (counted in flight).
-        while api.searches.withLock({ $0[greedy] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let (holder, first) = try await Self.holdTheSearchThread(api, until: gate, searching: deep, as: greedy)
         let refused = await api.call("search.messages", parameters: deep, bearer: greedy)
         #expect(refused.status == 429 && refused.retryAfter == 1 && refused.error == "ratelimited")
         // Another token is admitted; cheap reads answer while both searches wait for the thread.
@@ -95,17 +109,12 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
     /// waits past `searchWait`, or finds `searchQueue` already waiting, answers 503 with `Retry-After`.
     @Test func searchesPastTheThreadsWaitForOneAndPastTheDeadlineAreToldToComeBack() async throws {
         let archive = try TestSupport.sampleArchive()
-        var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000_000, interval: .seconds(1)))
-        configuration.searchThreads = 1
-        configuration.searchQueue = 24
-        configuration.searchWait = .seconds(120)
-        let api = SlackAPI(archive: archive, configuration: configuration)
+        let api = Self.oneSearchThread(archive) { $0.searchQueue = 24 }
         let tokens = try (0..<26).map { _ in try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token }
         // The one search thread held: the first search takes the slot and waits for the thread.
         let gate = Gate()
-        let holder = Task { try await api.searchPool.runIfActive { gate.wait() } }
-        let first = Task { await api.call("search.messages", parameters: ["query": "the"], bearer: tokens[0]) }
-        while api.searches.withLock({ $0[tokens[0]] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let (holder, first) = try await Self.holdTheSearchThread(
+            api, until: gate, searching: ["query": "the"], as: tokens[0])
         try await Task.sleep(for: .milliseconds(50))
         // 24 more, each from its own token: all wait, none is refused.
         let waiting = (1...24).map { index in
@@ -125,13 +134,13 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
         #expect(api.slots.waiting == 0 && api.searches.withLock { $0.isEmpty })
 
         // With a short wait: a search that finds the thread busy past it answers 503, and gives its place up.
-        var short = configuration
-        short.searchWait = .milliseconds(200)
-        let impatient = SlackAPI(archive: archive, configuration: short)
+        let impatient = Self.oneSearchThread(archive) {
+            $0.searchQueue = 24
+            $0.searchWait = .milliseconds(200)
+        }
         let busy = Gate()
-        let hold = Task { try await impatient.searchPool.runIfActive { busy.wait() } }
-        let taken = Task { await impatient.call("search.messages", parameters: ["query": "the"], bearer: tokens[0]) }
-        while impatient.searches.withLock({ $0[tokens[0]] }) != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let (hold, taken) = try await Self.holdTheSearchThread(
+            impatient, until: busy, searching: ["query": "the"], as: tokens[0])
         try await Task.sleep(for: .milliseconds(50))
         let late = await impatient.call("search.messages", parameters: ["query": "deploy"], bearer: tokens[1])
         #expect(late.status == 503 && late.retryAfter == 1 && late.error == "service_unavailable", "\(late)")

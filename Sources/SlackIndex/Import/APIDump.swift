@@ -657,14 +657,10 @@ extension Importer {
             let touched = targets.touched.sorted()
             _ = try targets.pipeline.perform { session in session.recountReplies(conversations: touched) }
         } catch {
-            let written = targets.pipeline.finish()
-            summary.merge(written.summary)
-            if let failure = written.failure as? BulkImportFailure { summary.add(failure.committed) }
+            _ = targets.pipeline.finish(into: &summary)
             throw error
         }
-        let written = targets.pipeline.finish()
-        summary.merge(written.summary)
-        if let failure = written.failure { throw failure }
+        if let failure = targets.pipeline.finish(into: &summary) { throw failure }
     }
 }
 

@@ -174,6 +174,18 @@ final class ImportPipeline: @unchecked Sendable {
         }
     }
 
+    /// `finish()` into `summary`: what was written merged, and what the session committed beyond the counts handed
+    /// out (`Written.failure`) added, so that `summary`'s counts are what stays in the archive. Returns what stopped
+    /// the writer, its committed counts then zero (they are in `summary`).
+    func finish(into summary: inout ImportSummary) -> (any Error)? {
+        let written = finish()
+        summary.merge(written.summary)
+        guard var stopped = written.failure as? BulkImportFailure else { return written.failure }
+        summary.add(stopped.committed)
+        stopped.committed = WriteCounts()
+        return stopped
+    }
+
     /// `written`, handed out and reset. Call holding `lock`.
     private func handOut() -> Written {
         defer { written = Written() }

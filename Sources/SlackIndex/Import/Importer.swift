@@ -238,15 +238,14 @@ public final class Importer: Sendable {
         reader.run()
         // On a write error the writer drained the queue (the reader stopped at its next push); the store rolled
         // back the open transaction and reports what the committed ones wrote.
-        let written = pipeline.finish()
+        let error = pipeline.finish(into: &summary)
         pipeline.spent.releaseAll()
-        summary.merge(written.summary)
         summary.dayFiles = files.count
         summary.bytes = files.bytes
-        guard let error = written.failure else { return }
+        guard let error else { return }
         guard var failure = error as? BulkImportFailure else { throw error }
-        // The failure counts what was committed beyond the counts handed out with it (`ImportPipeline.Written`).
-        failure.committed.add(written.summary.writeCounts)
+        // The summary's counts are what was committed (`finish(into:)`); `record` tells them as the failure's.
+        failure.committed = summary.writeCounts
         Importer.record(
             failure, in: &summary, bytesDone: pipeline.bytesWritten, bytesTotal: totalBytes,
             growth: archive.fileSize - sizeBefore)

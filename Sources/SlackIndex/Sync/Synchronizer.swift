@@ -163,15 +163,10 @@ public final class Synchronizer: Sendable {
         } catch {
             // What the session committed beyond the pages counted (a page whose commit succeeded and whose
             // checkpoint then failed) stays in the archive and is counted.
-            if let failure = pipeline.finish().failure as? BulkImportFailure {
-                state.importSummary.add(failure.committed)
-            }
+            _ = pipeline.finish(into: &state.importSummary)
             throw error
         }
-        if let failure = pipeline.finish().failure {
-            if let stopped = failure as? BulkImportFailure { state.importSummary.add(stopped.committed) }
-            throw failure
-        }
+        if let failure = pipeline.finish(into: &state.importSummary) { throw failure }
         report("done", state)
     }
 
