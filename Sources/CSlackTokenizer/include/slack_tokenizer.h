@@ -62,7 +62,6 @@ int slackindex_disable_sqlite_memory_statistics(void);
  */
 int slackindex_stem(const char *word, int n, char *out);
 
-/*
 /* Flag of a token at the same position as the one before it (FTS5_TOKEN_COLOCATED): a word's stem token. */
 #define SLACKINDEX_TOKEN_COLOCATED 1
 
