@@ -292,11 +292,13 @@ out["xss_text"] = xss_seen
 # --- what a message carries: mrkdwn, links, mentions, emoji, (edited), reactions, files, apps, joins ---
 open_hash("#/%s/%s" % (SPEC["thread_channel"], SPEC["rendered"]))
 wait(lambda: loaded(SPEC["rendered"]), "the rendered message")
-wait(lambda: js("const i = document.querySelector('#m-' + CSS.escape(arguments[0]) + ' .fimage img');"
-                "return !!i && i.complete && i.naturalWidth > 0", SPEC["rendered"]), "the stored image loads")
-wait(lambda: js("const m = document.getElementById('m-' + arguments[0]);"
-                "return [...m.querySelectorAll('img.av, img.emoji.custom')].filter(i => i.complete && i.naturalWidth > 0)"
-                ".length >= 3", SPEC["rendered"]), "the avatar and the custom emoji load")
+if SPEC.get("stored_images", True):
+    # An archive that stores files (SQLite; PostgreSQL does not yet): the image, the avatar and the emoji load.
+    wait(lambda: js("const i = document.querySelector('#m-' + CSS.escape(arguments[0]) + ' .fimage img');"
+                    "return !!i && i.complete && i.naturalWidth > 0", SPEC["rendered"]), "the stored image loads")
+    wait(lambda: js("const m = document.getElementById('m-' + arguments[0]);"
+                    "return [...m.querySelectorAll('img.av, img.emoji.custom')].filter(i => i.complete && i.naturalWidth > 0)"
+                    ".length >= 3", SPEC["rendered"]), "the avatar and the custom emoji load")
 out["rendered"] = js("""const m = document.getElementById('m-' + arguments[0]);
   const text = m.querySelector('.text p');
   const head = [...text.childNodes].slice(0, 7).map(n => n.outerHTML || n.textContent).join('');

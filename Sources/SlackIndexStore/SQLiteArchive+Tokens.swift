@@ -50,20 +50,42 @@ extension Archive {
     public static let tokenPrefix = "xoxp-slackindex-"
 }
 
+extension APIToken {
+    /// A new token: `xoxp-slackindex-` and 40 base62 characters from `SystemRandomNumberGenerator` (≈238 bits).
+    /// Every backend stores only its `hash`.
+    static func generate() -> String {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+        var generator = SystemRandomNumberGenerator()
+        let secret = String((0..<40).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+        return Archive.tokenPrefix + secret
+    }
+
+    /// SHA-256 of the token's UTF-8 bytes, lowercase hex: what an archive stores of a token.
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    /// Whether this token may read `conversation`: public channels are open to every token; private channels, DMs
+    /// and group DMs only to their members; an admin token reads everything. (The SQLite archive says the same
+    /// in SQL: `SQLiteArchive.visibility`.)
+    package func mayRead(_ conversation: Conversation) -> Bool {
+        isAdmin || conversation.kind == .channel || conversation.members.contains(userID)
+    }
+}
+
 extension SQLiteArchive {
     /// Makes a token for `userID` and returns it in plain text: the only time it exists outside its holder.
     ///
-    /// The token is `xoxp-slackindex-` and 40 base62 characters from `SystemRandomNumberGenerator` (≈238 bits);
-    /// only its SHA-256 is stored.
+    /// The token is `APIToken.generate()`'s; only its SHA-256 is stored.
     /// - Throws: `TokenError.unknownUser` when the archive has no such user.
     /// - Complexity: O(log n).
     package func createToken(userID: String, isAdmin: Bool = false, label: String? = nil, now: Date = Date())
         throws -> (token: String, record: APIToken)
     {
-        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-        var generator = SystemRandomNumberGenerator()
-        let secret = String((0..<40).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
-        let token = Archive.tokenPrefix + secret
+        let token = APIToken.generate()
         let created = Int64(now.timeIntervalSince1970)
         let id = try pool.write { db -> Int64 in
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM user WHERE id = ?)", arguments: [userID])
@@ -71,7 +93,7 @@ extension SQLiteArchive {
             else { throw TokenError.unknownUser(userID) }
             try db.execute(
                 sql: "INSERT INTO api_token (hash, user_id, is_admin, created, label) VALUES (?, ?, ?, ?, ?)",
-                arguments: [SQLiteArchive.tokenHash(token), userID, isAdmin, created, label])
+                arguments: [APIToken.hash(token), userID, isAdmin, created, label])
             return db.lastInsertedRowID
         }
         return (token, APIToken(id: id, userID: userID, isAdmin: isAdmin, created: created, label: label))
@@ -85,7 +107,7 @@ extension SQLiteArchive {
         return try pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT id, user_id, is_admin, created, label FROM api_token WHERE hash = ?",
-                arguments: [SQLiteArchive.tokenHash(token)]
+                arguments: [APIToken.hash(token)]
             ).map(SQLiteArchive.token)
         }
     }
@@ -109,14 +131,6 @@ extension SQLiteArchive {
             try db.execute(sql: "DELETE FROM api_token WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw TokenError.unknownToken(id) }
         }
-    }
-
-    /// SHA-256 of the token's UTF-8 bytes, lowercase hex.
-    static func tokenHash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
     }
 
     private static func token(_ row: Row) -> APIToken {

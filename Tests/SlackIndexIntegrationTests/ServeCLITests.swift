@@ -25,8 +25,9 @@ import Testing
         }
     }
 
-    static func importSample() throws -> String {
-        let db = TestSupport.temporaryDirectory().appendingPathComponent("serve.sqlite").path
+    /// Imports sample-data into `db`, or into a new SQLite file; returns the archive's location.
+    static func importSample(into db: String? = nil) throws -> String {
+        let db = db ?? TestSupport.temporaryDirectory().appendingPathComponent("serve.sqlite").path
         let imported = try CLITests.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet"])
         #expect(imported.status == 0, "\(imported.stderr)")
         return db
@@ -156,10 +157,22 @@ import Testing
 
     @Test(.enabled(if: required || available, "needs python3 with slack_sdk (pip install slack_sdk)"))
     func slackSDKPagesSearchesAndReadsThreads() async throws {
+        try Self.check(db: try ServeCLITests.importSample())
+    }
+
+    /// The same client and answers with the archive in PostgreSQL (issue 50).
+    @Test(.enabled(if: required || available, "needs python3 with slack_sdk (pip install slack_sdk)"))
+    func slackSDKOnPostgreSQL() async throws {
+        guard PostgresTestServer.isAvailable else { return }
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        try Self.check(db: try ServeCLITests.importSample(into: try server.database()))
+    }
+
+    /// Runs the SDK's script against `serve` on the sample archive at `db` and checks what it read.
+    static func check(db: String) throws {
         let check = try Self.python(["-c", "import slack_sdk"])
         try #require(check.status == 0, "SLACKINDEX_REQUIRE_SLACK_SDK=1 but slack_sdk is missing: \(check.stderr)")
 
-        let db = try ServeCLITests.importSample()
         let user = APIFixture.dmMembers[0]
         let created = try CLITests.run(["--db", db, "token", "create", "--user", user])
         let token = created.stdout.trimmingCharacters(in: .newlines)

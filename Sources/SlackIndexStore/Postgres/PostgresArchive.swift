@@ -5,9 +5,8 @@ import Synchronization
 /// The PostgreSQL archive: one shared database that many processes read, reached through one connection
 /// (`PostgresLink`); the second backend of the roles (`ArchiveStore`), selected by a `postgresql://` location.
 ///
-/// This is issue 50's first slice: export imports (`bulkImport`, through COPY), the directory (conversations, users,
-/// stats), timelines (keyset pages, threads) and search (the C tokenizer's tokens in a stored `tsvector` with a GIN
-/// index) work; every other operation throws `StoreError.notOnPostgreSQL` naming itself (exit 1), never crashes.
+/// Every import, sync, the directory, timelines, search, tokens and what `serve` reads work (docs/postgresql.md);
+/// storing files and `check` throw `StoreError.notOnPostgreSQL` naming themselves (exit 1), never crash.
 /// Only `Archive.init` names it.
 package final class PostgresArchive: ArchiveStore {
     /// The location without its password: every message to the user shows this.
@@ -91,45 +90,10 @@ extension PostgresBindings {
     }
 }
 
-// The operations this slice does not have on PostgreSQL yet: each throws one clear error.
+// The operations this backend does not have yet: each throws one clear error. Files, avatars and custom emoji are
+// not stored on PostgreSQL yet (`files fetch` says so), so what reads them finds nothing stored: pages show the
+// files' names and links as Slack gave them, as on an SQLite archive whose files were never fetched.
 extension PostgresArchive {
-    package func indexWords(documents: ClosedRange<Int>?, mostFrequentFirst: Bool, limit: Int) throws -> [String] {
-        throw unavailable("the index's vocabulary (bench, did you mean)")
-    }
-    package func searchText(atOrAfter id: MessageID) throws -> String? { throw unavailable("bench samples") }
-    package func offsetPage(conversation: Conversation, offset: Int, limit: Int) throws -> [Message] {
-        throw unavailable("OFFSET pages (bench)")
-    }
-    package func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage] { throw unavailable("raw JSON (serve)") }
-    package func messageHandles(ids: [Int64]) throws -> [String] { throw unavailable("bench samples") }
-    package func busiestConversations(limit: Int) throws -> [(Conversation, Int)] { throw unavailable("bench samples") }
-    package func busiestChannelNames(limit: Int) throws -> [String] { throw unavailable("bench samples") }
-    package func busiestPosterHandles(limit: Int) throws -> [String] { throw unavailable("bench samples") }
-    package func visibleConversation(id: String, to token: APIToken) throws -> ConversationListing? {
-        throw unavailable("token access (serve)")
-    }
-    package func visibleConversationRowIDs(to token: APIToken) throws -> Set<Int64>? {
-        throw unavailable("token access (serve)")
-    }
-    package func visibleConversations(
-        to token: APIToken, kinds: Set<ConversationKind>, excludeArchived: Bool, after afterID: String?, limit: Int
-    ) throws -> [ConversationListing] {
-        throw unavailable("token access (serve)")
-    }
-
-    // TokenStore
-    package func createToken(userID: String, isAdmin: Bool, label: String?, now: Date) throws
-        -> (token: String, record: APIToken)
-    {
-        throw unavailable("tokens")
-    }
-    package func verifyToken(_ token: String) throws -> APIToken? { throw unavailable("tokens") }
-    package func tokens() throws -> [APIToken] { throw unavailable("tokens") }
-    package func revokeToken(id: Int64) throws { throw unavailable("tokens") }
-
-
-    // SyncState
-
     // Maintenance
     package func storageProblems(limit: Int) throws -> [String] { throw unavailable("check") }
     package func walkStoredMessages(_ body: (StoredMessage) throws -> Void) throws -> RawBlockSummary {
@@ -162,24 +126,22 @@ extension PostgresArchive {
 
     // FileArchive
     package func archivedFiles(_ selection: Archive.FileSelection) throws -> [ArchivedFile] { throw unavailable("files") }
-    package func fileBlobs() throws -> [String: FileBlob] { throw unavailable("files") }
-    package func fileBlob(id: String) throws -> FileBlob? { throw unavailable("files") }
-    package func visibleFileBlob(id: String, to token: APIToken) throws -> (blob: FileBlob, name: String?)? {
-        throw unavailable("files")
-    }
+    package func fileBlobs() throws -> [String: FileBlob] { [:] }
+    package func fileBlob(id: String) throws -> FileBlob? { nil }
+    package func visibleFileBlob(id: String, to token: APIToken) throws -> (blob: FileBlob, name: String?)? { nil }
     package func recordFileBlob(id: String, blob: FileBlob, now: Date) throws { throw unavailable("files") }
     package func indexFileText(fileID: String, text: String) throws -> Int { throw unavailable("files") }
-    package func fileTextPending(fileID: String) throws -> Bool { throw unavailable("files") }
-    package func storedFileTypes(messageIDs: [Int64]) throws -> [String: String] { throw unavailable("files") }
+    package func fileTextPending(fileID: String) throws -> Bool { false }
+    package func storedFileTypes(messageIDs: [Int64]) throws -> [String: String] { [:] }
     package func indexedFileTexts(messageIDs: [Int64]) throws -> [Int64: [(id: String, name: String?, blob: FileBlob)]] {
-        throw unavailable("files")
+        [:]
     }
-    package func fileThumbs() throws -> [String: FileBlob] { throw unavailable("files") }
+    package func fileThumbs() throws -> [String: FileBlob] { [:] }
     package func recordFileThumb(id: String, url: String, blob: FileBlob) throws { throw unavailable("files") }
-    package func goneThumbnails() throws -> [String: String] { throw unavailable("files") }
+    package func goneThumbnails() throws -> [String: String] { [:] }
     package func recordGoneThumbnail(id: String, url: String) throws { throw unavailable("files") }
-    package func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob? { throw unavailable("files") }
-    package func storedThumbnails(messageIDs: [Int64]) throws -> Set<String> { throw unavailable("files") }
+    package func visibleFileThumb(id: String, to token: APIToken) throws -> FileBlob? { nil }
+    package func storedThumbnails(messageIDs: [Int64]) throws -> Set<String> { [] }
     package func storeCustomEmoji(_ emoji: [CustomEmoji]) throws -> Int { throw unavailable("custom emoji") }
     package func workspaceImages(_ kind: WorkspaceImage.Kind) throws -> [WorkspaceImage] {
         throw unavailable("avatars and custom emoji")
@@ -187,8 +149,6 @@ extension PostgresArchive {
     package func recordImageBlob(_ kind: WorkspaceImage.Kind, key: String, url: String, blob: FileBlob) throws {
         throw unavailable("avatars and custom emoji")
     }
-    package func imageBlob(_ kind: WorkspaceImage.Kind, key: String) throws -> FileBlob? {
-        throw unavailable("avatars and custom emoji")
-    }
-    package func storedImages() throws -> StoredImages { throw unavailable("avatars and custom emoji") }
+    package func imageBlob(_ kind: WorkspaceImage.Kind, key: String) throws -> FileBlob? { nil }
+    package func storedImages() throws -> StoredImages { StoredImages() }
 }

@@ -14,6 +14,21 @@ enum PostgresSchema {
     static let versions: [(name: String, sql: [String])] = [
         ("pg1-archive", v1),
         ("pg2-pages-and-sync", v2),
+        ("pg3-tokens", v3),
+    ]
+
+    /// `serve`'s tokens, as on SQLite: only each token's SHA-256 (`APIToken.hash`). A small reference table.
+    private static let v3 = [
+        """
+        CREATE TABLE api_token (
+            id BIGSERIAL PRIMARY KEY,
+            hash TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            is_admin BOOLEAN NOT NULL DEFAULT false,
+            created BIGINT NOT NULL,
+            label TEXT
+        )
+        """
     ]
 
     /// API pages and sync, as on SQLite: each history page's span, for gap reports, and each conversation's newest
