@@ -324,3 +324,27 @@ extension SQLiteArchive {
                 """)
     }
 }
+
+extension SQLiteArchive {
+    /// Every message row of a conversation above `afterKey`, oldest first, at most `limit` (`message_key`).
+    ///
+    /// - Complexity: O(log n + limit).
+    package func storedRows(conversation: Conversation, after afterKey: Int64?, limit: Int) throws -> [StoredRow] {
+        try pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT id, ts_key, is_deleted, flags FROM message INDEXED BY message_key
+                    WHERE conversation_id = ? AND ts_key > ? ORDER BY ts_key LIMIT ?
+                    """, arguments: [conversation.rowID, afterKey ?? Int64.min, max(0, limit)])
+            var out: [StoredRow] = []
+            while let row = try rows.next() {
+                out.append(
+                    StoredRow(
+                        rowID: row["id"], tsKey: row["ts_key"], isDeleted: row["is_deleted"],
+                        flags: MessageFlags(rawValue: row["flags"])))
+            }
+            return out
+        }
+    }
+}

@@ -7,9 +7,8 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The archive: an SQLite file, or postgresql://USER@HOST:PORT/DB (so far: import, sync, search, "
-                + "history, conversations, stats, upgrade; docs/postgresql.md) (default: $SLACKINDEX_DB, else "
-                + "$XDG_DATA_HOME/slackindex/archive.sqlite).",
+            "The archive: an SQLite file, or postgresql://USER@HOST:PORT/DB (every command but files and check; "
+                + "docs/postgresql.md) (default: $SLACKINDEX_DB, else $XDG_DATA_HOME/slackindex/archive.sqlite).",
             valueName: "path"))
     var db: String?
 

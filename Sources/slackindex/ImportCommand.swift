@@ -93,10 +93,7 @@ struct ImportCommand: ParsableCommand {
 
     private func importAll(opened: OpenedSources) throws -> ImportSummary {
         let stop = StopSignal()
-        let interrupts = InterruptHandler {
-            stop.request()
-            Output.error("\nStopping after the messages being written (Ctrl-C again quits at once).")
-        }
+        let interrupts = InterruptHandler.stoppingWrites(stop)
         defer { interrupts.cancel() }
         let archive = try global.openArchive()
         let importer = Importer(archive: archive, stop: stop)
@@ -109,6 +106,14 @@ struct ImportCommand: ParsableCommand {
     }
 
     private func report(_ summary: ImportSummary, database: String, nothingImported: Bool) throws {
+        try Self.report(summary, database: database, nothingImported: nothingImported, json: json, action: "import")
+    }
+
+    /// Prints what an import (or a copy: `action`) did, as text or one JSON object, and exits as it must: 1 when it
+    /// stopped or imported nothing, 130 when interrupted, 2 when something was skipped.
+    static func report(
+        _ summary: ImportSummary, database: String, nothingImported: Bool, json: Bool, action: String
+    ) throws {
         if json {
             Output.json(summary)
         } else if nothingImported && summary.stopped == nil {
@@ -133,25 +138,25 @@ struct ImportCommand: ParsableCommand {
                         + ignored + ". `slackindex import --help` lists the layouts it reads.")
             }
         } else {
-            printSummary(summary, database: database)
+            printSummary(summary, database: database, action: action)
         }
         if let stopped = summary.stopped {
             // On stderr with --json too: stdout stays the one JSON object, and a person watching hears why.
-            Output.error("Error: the import stopped: \(stopped)")
+            Output.error("Error: the \(action) stopped: \(stopped)")
             throw ExitCode(ExitStatus.failure)
         }
         if summary.interrupted {
             Output.error(
                 "Interrupted: \(Output.count(summary.messagesAdded + summary.messagesUpdated)) messages saved"
                     + (nothingImported ? "" : " to \(database)")
-                    + "; the same import run again adds the rest (nothing is imported twice).")
+                    + "; the same \(action) run again adds the rest (nothing is imported twice).")
             throw ExitCode(ExitStatus.interrupted)
         }
         if nothingImported { throw ExitCode(ExitStatus.failure) }
         if summary.hasSkips { throw ExitCode(ExitStatus.partial) }
     }
 
-    private func printSummary(_ s: ImportSummary, database: String) {
+    private static func printSummary(_ s: ImportSummary, database: String, action: String) {
         for file in s.skippedFiles {
             Output.error("skipped \(file.path): \(file.reason)")
         }
@@ -167,7 +172,9 @@ struct ImportCommand: ParsableCommand {
             "\(Output.count(count)) " + (count == 1 && kind.hasSuffix("s") ? String(kind.dropLast()) : kind)
         }
         // A stopped import (Ctrl-C, a full disk) says so: what follows is what it did before it stopped.
-        let verb = s.interrupted || s.stopped != nil ? "Stopped after importing from" : "Imported"
+        let verb =
+            s.interrupted || s.stopped != nil
+            ? "Stopped after \(action == "copy" ? "copying" : "importing") from" : (action == "copy" ? "Copied" : "Imported")
         Output.line(
             "\(verb) \(s.sources.count) source(s) into \(database) in \(String(format: "%.1f", s.seconds)) s"
                 + " (\(Output.count(Int(rate))) messages/s)")

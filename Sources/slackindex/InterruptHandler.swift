@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SlackIndex
 
 /// Ctrl-C during a long command (`import`, `sync`): the first press runs `action`, which asks the work to stop
 /// where the archive is consistent and report what it saved; a second press quits at once (exit 130), which loses
@@ -109,3 +110,13 @@ private nonisolated(unsafe) let signalPipes: UnsafeMutablePointer<Int32> = {
     pipes.initialize(repeating: -1, count: 65)
     return pipes
 }()
+
+extension InterruptHandler {
+    /// The first Ctrl-C asks `stop` to end an import or a copy after the messages being written, and says so.
+    static func stoppingWrites(_ stop: StopSignal) -> InterruptHandler {
+        InterruptHandler {
+            stop.request()
+            Output.error("\nStopping after the messages being written (Ctrl-C again quits at once).")
+        }
+    }
+}

@@ -25,7 +25,7 @@ struct SlackIndexCommand: AsyncParsableCommand {
             """,
         version: "slackindex \(SlackIndexCommand.version) (commit \(buildCommit))",
         subcommands: [
-            ImportCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
+            ImportCommand.self, CopyCommand.self, SyncCommand.self, SearchCommand.self, HistoryCommand.self, ThreadCommand.self,
             ConversationsCommand.self, UsersCommand.self, StatsCommand.self, CheckCommand.self,
             FilesCommand.self, BenchCommand.self, TokenCommand.self, ServeCommand.self, MCPCommand.self,
             UpgradeCommand.self,

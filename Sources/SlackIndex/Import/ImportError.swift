@@ -10,6 +10,8 @@ public enum ImportError: Error, CustomStringConvertible, Sendable {
     case unreadable(path: String, reason: String)
     /// The file is not valid JSON of the expected shape.
     case malformedJSON(path: String, reason: String)
+    /// `copy --as USER` names no user of the source archive.
+    case unknownCopyUser(String)
 
     public var description: String {
         switch self {
@@ -24,6 +26,8 @@ public enum ImportError: Error, CustomStringConvertible, Sendable {
             "Could not read \(path): \(reason)."
         case .malformedJSON(let path, let reason):
             "Could not read \(path): it is not valid Slack JSON (\(reason))."
+        case .unknownCopyUser(let id):
+            "No user with id '\(id)' in the archive to copy: --as takes a member's id (`slackindex users` lists them)."
         }
     }
 

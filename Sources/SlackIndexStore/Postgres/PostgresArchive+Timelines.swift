@@ -94,7 +94,9 @@ extension PostgresArchive {
         for row in rows {
             var details = MessageDetails()
             if let json = try row.optionalString("reactions") {
+                // By name in byte order, as the SQLite archive's reaction table (keyed by message and name) gives them.
                 details.reactions = try decoder.decode([StoredReaction].self, from: Data(json.utf8))
+                    .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             }
             if let json = try row.optionalString("files") {
                 details.files = try decoder.decode([StoredFile].self, from: Data(json.utf8))
@@ -152,5 +154,21 @@ extension PostgresArchive {
         let row = try link.query("SELECT min(id) AS first, max(id) AS last FROM message").first
         guard let first = try row?.optionalInt("first"), let last = try row?.optionalInt("last") else { return nil }
         return MessageID(rawValue: first)...MessageID(rawValue: last)
+    }
+
+    /// Every message row of a conversation above `afterKey`, oldest first, at most `limit` (the primary key).
+    ///
+    /// - Complexity: O(log n + limit).
+    package func storedRows(conversation: Conversation, after afterKey: Int64?, limit: Int) throws -> [StoredRow] {
+        try link.query(
+            """
+            SELECT id, ts_key, is_deleted, flags FROM message
+            WHERE conversation_id = $1 AND ts_key > $2 ORDER BY ts_key LIMIT $3
+            """, .of(conversation.rowID, afterKey ?? Int64.min, Int64(max(0, limit)))
+        ).map {
+            StoredRow(
+                rowID: try $0.int("id"), tsKey: try $0.int("ts_key"), isDeleted: try $0.bool("is_deleted"),
+                flags: MessageFlags(rawValue: try $0.int("flags")))
+        }
     }
 }

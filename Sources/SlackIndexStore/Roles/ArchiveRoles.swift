@@ -80,6 +80,9 @@ package protocol Timelines: ArchiveRole {
     func message(conversation: Conversation, tsKey: Int64) throws -> Message?
     func details(of rowIDs: [Int64]) throws -> [Int64: MessageDetails]
     func rawMessages(ids: [Int64]) throws -> [Int64: RawMessage]
+    /// Every message row of a conversation (any scope, deleted ones too) with a ts key above `afterKey`, oldest
+    /// first, at most `limit`: what a copy of the archive reads (keyset on the conversation's key).
+    func storedRows(conversation: Conversation, after afterKey: Int64?, limit: Int) throws -> [StoredRow]
     func messageHandles(ids: [Int64]) throws -> [String]
     /// Calls `listener` with the row ids of messages written after each commit (the timeline cache's invalidation).
     func onMessageChanges(_ listener: @escaping @Sendable ([Int64]) -> Void)
@@ -105,6 +108,21 @@ extension Timelines {
 }
 
 /// Who and where: conversations, users, workspaces, names, what a token may see, and the archive's counts.
+/// A message row as a copy reads it: where it is, whether it was deleted, its flags.
+package struct StoredRow: Sendable, Equatable {
+    package var rowID: Int64
+    package var tsKey: Int64
+    package var isDeleted: Bool
+    package var flags: MessageFlags
+
+    package init(rowID: Int64, tsKey: Int64, isDeleted: Bool, flags: MessageFlags) {
+        self.rowID = rowID
+        self.tsKey = tsKey
+        self.isDeleted = isDeleted
+        self.flags = flags
+    }
+}
+
 package protocol Directory: ArchiveRole {
     func conversation(named reference: String, allowingPrefix: Bool) throws -> Conversation
     func conversations() throws -> [Conversation]
