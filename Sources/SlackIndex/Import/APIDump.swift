@@ -22,9 +22,10 @@ struct PageTargets {
 
     /// - Parameter commitMessages: the importer's (nil: the sink's); `messagesPerWrite`: pages' messages written
     ///   together.
-    init(sink: any ImportSink, commitMessages: Int?, messagesPerWrite: Int) {
+    init(sink: any ImportSink, commitMessages: Int?, messagesPerWrite: Int, writers: Int = 1) {
         // One set of pages waits while the other is written: the reading side runs at most one write ahead.
-        pipeline = ImportPipeline(sink: sink, plan: ImportPlan(commitMessages: commitMessages), capacity: 1)
+        pipeline = ImportPipeline(
+            sink: sink, plan: ImportPlan(commitMessages: commitMessages, writers: writers), capacity: 1)
         buffer = PageBuffer(pipeline: pipeline, messagesPerWrite: messagesPerWrite)
     }
 }
@@ -650,7 +651,7 @@ extension Importer {
         summary: inout ImportSummary, _ write: (inout PageTargets, inout ImportSummary) throws -> Void
     ) throws {
         var targets = PageTargets(
-            sink: archive, commitMessages: commitMessages, messagesPerWrite: pageMessagesPerWrite)
+            sink: archive, commitMessages: commitMessages, messagesPerWrite: pageMessagesPerWrite, writers: writers)
         do {
             try write(&targets, &summary)
             try targets.buffer.flush(summary: &summary)

@@ -18,6 +18,8 @@ public final class Importer: Sendable {
     private let queueDepth: Int
     /// Messages to a transaction, for exports and pages alike; nil: the sink's own (`ImportSink.commitMessages`).
     let commitMessages: Int?
+    /// Connections writing messages at once (`import --jobs`; a backend with one writer uses one).
+    let writers: Int
     /// Messages of pages (sync pages, API dumps, slackdump archives) buffered and written together: held in memory
     /// until written, so fewer than an export's transaction (the sink's measure, or `commitMessages`).
     let pageMessagesPerWrite: Int
@@ -27,21 +29,24 @@ public final class Importer: Sendable {
 
     /// - Parameter commitMessages: messages to a transaction, for exports and pages alike; nil: the sink's own
     ///   (`ImportSink.commitMessages`: SQLite's are measured there).
+    ///   `writers`: connections writing messages at once, by conversation, where the archive takes several
+    ///   (PostgreSQL); SQLite has one writer.
     public convenience init(
         archive: Archive, batchSize: Int = 2_000, queueDepth: Int = 4, commitMessages: Int? = nil,
-        stop: StopSignal? = nil
+        stop: StopSignal? = nil, writers: Int = 1
     ) {
         self.init(
             store: archive.store, batchSize: batchSize, queueDepth: queueDepth, commitMessages: commitMessages,
-            stop: stop)
+            stop: stop, writers: writers)
     }
 
     /// An importer into an archive's roles (the import sink, names for messages, message times).
     package init(
         store: any ImportSink & Directory & Timelines & FileArchive & WorkspaceImages, batchSize: Int = 2_000, queueDepth: Int = 4,
-        commitMessages: Int? = nil, stop: StopSignal? = nil
+        commitMessages: Int? = nil, stop: StopSignal? = nil, writers: Int = 1
     ) {
         self.archive = store
+        self.writers = max(1, writers)
         self.stop = stop
         self.commitMessages = commitMessages
         pageMessagesPerWrite = commitMessages ?? store.commitMessages.pages
@@ -228,7 +233,7 @@ public final class Importer: Sendable {
         let names = try archive.nameDirectory()
         let sizeBefore = archive.fileSize
         let pipeline = ImportPipeline(
-            sink: archive, plan: ImportPlan(export: listings, commitMessages: commitMessages),
+            sink: archive, plan: ImportPlan(export: listings, commitMessages: commitMessages, writers: writers),
             capacity: queueDepth, maxWeight: batchSize * 2,
             export: .init(
                 bytesTotal: totalBytes, filesTotal: files.count, started: started, handler: progress, stop: stop))

@@ -169,6 +169,14 @@ enum PostgresSchema {
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ]
 
+    /// The search index (made by `pg1-archive`): made again by every write open where it is missing, as after an
+    /// import that deferred it (`PostgresArchive.importSession`) was killed before its end.
+    static let searchIndex = "CREATE INDEX IF NOT EXISTS message_search ON message USING GIN (search)"
+
+    /// Memory for building the search index at once: PostgreSQL's default (64 MB) spills a 1M-message build to
+    /// disk in several runs.
+    static let indexBuildMemory = "SET maintenance_work_mem = '256MB'"
+
     /// The table that records applied migrations.
     static let migrationTable = """
         CREATE TABLE IF NOT EXISTS slackindex_migration (
@@ -222,6 +230,8 @@ enum PostgresSchema {
                     """, binds)
                 upgraded = upgraded || existed
             }
+            try link.query(indexBuildMemory)
+            try link.query(searchIndex)
         }
         return upgraded
     }

@@ -240,10 +240,14 @@ package struct ImportPlan: Sendable {
     /// Messages to a transaction: the session commits after the write that reaches it (1: after every write, as a
     /// sync does, so that each page is durable with its sync progress); nil: the sink's own (`commitMessages`).
     package var commitMessages: Int?
+    /// Connections that write messages at once, each taking its share of the conversations (`import --jobs`);
+    /// only a backend that takes several writers uses more than one (PostgreSQL), SQLite has one writer.
+    package var writers: Int
 
-    package init(export: ExportListingsResult? = nil, commitMessages: Int? = nil) {
+    package init(export: ExportListingsResult? = nil, commitMessages: Int? = nil, writers: Int = 1) {
         self.export = export
         self.commitMessages = commitMessages.map { max(1, $0) }
+        self.writers = max(1, writers)
     }
 
     /// The messages to a transaction on `sink`.
