@@ -24,6 +24,9 @@ package struct PreparedMessage: Sendable {
     package var hash: Int64
     package var reactions: [PreparedReaction]
     package var files: [PreparedFile]
+    /// The row as a backend sends it, made on the reader's thread (`ImportSink.prepareForWrite`): PostgreSQL's COPY
+    /// text from `ts` on, so that the writer thread, which waits on the server, only adds the keys. Nil: none made.
+    package var encodedRow: [UInt8]?
 
     package init(
         conversationRowID: Int64, ts: String, tsKey: Int64, userID: String?, username: String?, subtype: String?,

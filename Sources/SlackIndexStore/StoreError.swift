@@ -62,8 +62,12 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .cannotOpen(let path, let reason):
             PostgresLocation.isDatabaseURL(path)
-                ? "Could not open the archive at \(path): \(reason). Check that the server runs, the database "
-                    + "exists and the user may connect (a password from the URL or PGPASSWORD)."
+                ? "Could not open the archive at \(path): \(reason). "
+                    + (reason.contains("SQLSTATE 42501")
+                        ? "The first write (an import) creates the archive's tables: run it as a user who may create "
+                            + "them (GRANT CREATE ON SCHEMA public TO the user), or let such a user run it once."
+                        : "Check that the server runs, the database exists and the user may connect (a password "
+                            + "from the URL or PGPASSWORD).")
                 : "Could not open the archive at \(path): \(reason). Check the path and that you may write there."
         case .noArchive(let path):
             "There is no archive at \(path). Import an export first (slackindex import EXPORT.zip), or pass --db "

@@ -45,19 +45,10 @@ struct CopyCommand: ParsableCommand {
     @Option(name: .customLong("as"), help: ArgumentHelp("Copy only what this member may read.", valueName: "user-id"))
     var user: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Connections writing messages at once, each taking its share of the conversations: PostgreSQL takes "
-                + "several writers (an SQLite archive has one).",
-            valueName: "n"))
-    var jobs = 1
+    @OptionGroup var writers: WriterOptions
 
     @Flag(help: "No progress output.")
     var quiet = false
-
-    func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs takes a number of connections, 1 or more.") }
-    }
 
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
@@ -67,16 +58,15 @@ struct CopyCommand: ParsableCommand {
         guard Self.canonical(sourcePath) != Self.canonical(to) else {
             throw ValidationError("--from and --to name the same archive (\(Archive.shownLocation(to))).")
         }
-        guard jobs == 1 || Archive.isDatabaseServer(to) else {
-            throw ValidationError("--jobs \(jobs) needs a PostgreSQL archive to copy into: SQLite takes one writer.")
-        }
+        try writers.check(into: to)
         let source = try Archive(path: sourcePath, access: .readOnly)
         let stop = StopSignal()
         let interrupts = InterruptHandler.stoppingWrites(stop)
         defer { interrupts.cancel() }
         let destination = try Archive(path: to)
         let line = StatusLine(enabled: !quiet)
-        let summary = try Importer(archive: destination, stop: stop, writers: jobs).copy(from: source.store, as: user) { p in
+        let importer = Importer(archive: destination, stop: stop, writers: writers.jobs)
+        let summary = try importer.copy(from: source.store, as: user) { p in
             guard line.due() else { return }
             let text =
                 "\(p.conversationsDone)/\(p.conversations) conversations, \(Output.count(p.messages)) messages, "

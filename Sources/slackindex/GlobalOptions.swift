@@ -47,3 +47,24 @@ struct GlobalOptions: ParsableArguments {
         return try openArchive(vacuumHint: vacuumHint)
     }
 }
+
+/// `--jobs N` of the commands that write messages (`import`, `copy`).
+struct WriterOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Connections writing messages at once, each taking its share of the conversations: PostgreSQL takes "
+                + "several writers (an SQLite archive has one).",
+            valueName: "n"))
+    var jobs = 1
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs takes a number of connections, 1 or more.") }
+    }
+
+    /// Refuses more than one writer into an archive that takes one (SQLite).
+    func check(into location: String) throws {
+        guard jobs == 1 || Archive.isDatabaseServer(location) else {
+            throw ValidationError("--jobs \(jobs) needs a PostgreSQL archive: an SQLite archive takes one writer.")
+        }
+    }
+}

@@ -52,28 +52,17 @@ struct ImportCommand: ParsableCommand {
             valueName: "conversation"))
     var conversation: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Connections writing messages at once, each taking its share of the conversations: PostgreSQL takes "
-                + "several writers (an SQLite archive has one).",
-            valueName: "n"))
-    var jobs = 1
+    @OptionGroup var writers: WriterOptions
 
     @Flag(help: "No progress output.")
     var quiet = false
-
-    func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs takes a number of connections, 1 or more.") }
-    }
 
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
 
     func run() throws {
         let location = global.databasePath
-        guard jobs == 1 || Archive.isDatabaseServer(location) else {
-            throw ValidationError("--jobs \(jobs) needs a PostgreSQL archive: an SQLite archive takes one writer.")
-        }
+        try writers.check(into: location)
         // Shown without a database URL's password.
         let path = Archive.shownLocation(location)
         // Nothing usable: said without opening (or creating) the archive.
@@ -110,7 +99,7 @@ struct ImportCommand: ParsableCommand {
         let interrupts = InterruptHandler.stoppingWrites(stop)
         defer { interrupts.cancel() }
         let archive = try global.openArchive()
-        let importer = Importer(archive: archive, stop: stop, writers: jobs)
+        let importer = Importer(archive: archive, stop: stop, writers: writers.jobs)
         let reporter = ProgressReporter(enabled: !quiet)
         let summary = importer.importPaths(paths, conversation: conversation, opened: opened) { progress in
             reporter.update(progress)

@@ -109,6 +109,8 @@ struct ArchiveCopyTests {
         #expect(made.status == 0, "\(made.stderr)")
         let summary = try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any]
         #expect((summary?["messages_added"] as? Int ?? 0) > 1_000, "\(made.stdout)")
+        let jobs = try CLITests.run(["--db", db, "copy", "--to", target + "2", "--jobs", "2"])
+        #expect(jobs.status == 64 && jobs.stderr.contains("needs a PostgreSQL archive"), "\(jobs.stderr)")
         let missing = try CLITests.run(["copy", "--from", "/nonexistent/a.sqlite", "--to", target])
         #expect(missing.status == 2 && missing.stderr.contains("no archive at /nonexistent/a.sqlite"), "\(missing.stderr)")
     }

@@ -70,6 +70,41 @@ struct PostgresContractTests {
         #expect(hits.total == (try SearchEngine(archive: sqlite).search("exception", options: SearchOptions())).total)
     }
 
+    /// The schema is ready for Citus as docs/postgresql.md says: its DDL names every table of the archive but
+    /// `meta` and `slackindex_migration` (which stay on the coordinator), and every primary key or unique index of a
+    /// distributed table holds its distribution column, `conversation_id` (Citus refuses one that does not).
+    @Test func theSchemaIsReadyForTheDocumentedCitusDDL() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let postgres = try Archive(path: try server.database())
+        let link = try #require(postgres.store as? PostgresArchive).link
+        let docs = try String(contentsOf: TestSupport.root.appendingPathComponent("docs/postgresql.md"), encoding: .utf8)
+        func named(_ function: String) -> Set<String> {
+            Set(docs.components(separatedBy: "SELECT \(function)('").dropFirst().compactMap {
+                $0.split(separator: "'").first.map(String.init)
+            })
+        }
+        let distributed = named("create_distributed_table")
+        let reference = named("create_reference_table")
+        #expect(distributed.contains("message") && reference.contains("conversation"))
+        let tables = Set(try link.query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        ).map { try $0.string("tablename") })
+        #expect(tables.subtracting(["meta", "slackindex_migration"]) == distributed.union(reference))
+        for row in try link.query(
+            """
+            SELECT t.relname AS tab, i.relname AS idx,
+                bool_or(a.attname = 'conversation_id') AS keyed
+            FROM pg_index x JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+                JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY(x.indkey)
+            WHERE x.indisunique AND t.relname = ANY($1)
+            GROUP BY t.relname, i.relname
+            """, .of(Array(distributed)))
+        {
+            let index = "\(try row.string("tab")).\(try row.string("idx"))"
+            #expect(try row.bool("keyed"), "\(index) lacks conversation_id")
+        }
+    }
+
     @Test func conversationsAndStatsMatch() throws {
         let (sqlite, postgres, _) = try Self.importedPair()
         try Self.expectSameDirectory(sqlite, postgres)

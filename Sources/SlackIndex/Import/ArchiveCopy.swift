@@ -155,6 +155,7 @@ extension Importer {
                 }
             }
             write.placeholders = preparer.takePlaceholders()
+            archive.prepareForWrite(&write)
             try targets.buffer.add(write, summary: &summary)
         }
     }

@@ -28,7 +28,7 @@ package final class PostgresArchive: ArchiveStore {
         }
         path = parsed.redacted
         self.access = access
-        link = try PostgresLink(parsed)
+        link = try PostgresLink(parsed, maxConnections: Self.readConnections)
         do {
             if access == .readOnly {
                 try PostgresSchema.checkCurrent(link)
@@ -54,6 +54,11 @@ package final class PostgresArchive: ArchiveStore {
         upgradedOnOpen = false
         link = try PostgresLink(archive.link.location)
     }
+
+    /// Connections an archive opened by a command may hold at once: `serve`'s requests read side by side on them
+    /// (its search threads, at least 2, and the handlers of pages); a command that makes one call at a time holds
+    /// one. PostgreSQL's default `max_connections` is 100: ten servers of 8 fit with room for imports.
+    static let readConnections = 8
 
     /// The error of an operation this backend does not have yet.
     func unavailable(_ operation: String) -> StoreError {

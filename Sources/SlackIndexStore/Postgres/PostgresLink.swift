@@ -6,49 +6,63 @@ import NIOPosix
 import PostgresNIO
 import Synchronization
 
-/// One connection to a PostgreSQL server, used through blocking calls: the roles are synchronous (the SQLite store
+/// Connections to a PostgreSQL server, used through blocking calls: the roles are synchronous (the SQLite store
 /// is), PostgresNIO is asynchronous.
 ///
 /// How the bridge is built, and why it is safe from Swift's concurrency pool (`serve`'s handlers call the roles from
 /// cooperative threads):
-/// - The connection lives on an event loop group of its own (one NIO thread), never on the caller's thread.
+/// - The connections live on an event loop group of the link's own (one NIO thread), never on the caller's thread.
 /// - Each call runs PostgresNIO's async API in a `Task` whose executor preference is `PostgresLinkExecutor`, a
-///   serial dispatch queue of its own; the caller blocks on a semaphore until that task is done. So the work never
+///   dispatch queue of the link's own; the caller blocks on a semaphore until that task is done. So the work never
 ///   needs a thread of the cooperative pool: a caller blocking a cooperative thread (as GRDB's reads do) cannot
 ///   starve the task it waits for, however many callers block at once. (`EventLoopFuture.wait()` alone would be as
 ///   safe, but COPY FROM is async-only in PostgresNIO 1.33, and one bridge for every call keeps one rule.)
-/// - Calls are serialized by a lock: one statement at a time on the connection. A transaction (`transaction`)
-///   holds the lock from BEGIN to COMMIT, so no other caller's statement lands inside it.
-///
-/// Not a pool: `serve` on PostgreSQL answers one query at a time in this slice (issue 50 leaves pooling to later).
-final class PostgresLink: @unchecked Sendable {  // `connection` is used only under `lock` (see above)
+/// - A pool: a statement takes an idle connection, or opens one while fewer than `maxConnections` are open, or
+///   waits for one. So `serve`'s requests read side by side, and a command that makes one call at a time holds one
+///   connection. A transaction (`transaction`, or `begin` … `commit`) keeps its connection for the calling thread
+///   until it ends: every statement that thread makes meanwhile is inside it, and no other caller's lands there.
+/// - Reconnecting: a connection found closed (the server restarted, an administrator ended it, the network
+///   dropped it) is let go; a statement outside a transaction is tried once more on a new connection, so `serve`
+///   answers again as soon as the server does. Inside a transaction the error is thrown: the transaction is gone.
+final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` are used only under `state`
     private let group: MultiThreadedEventLoopGroup
     private let executor = PostgresLinkExecutor()
-    private let connection: PostgresConnection
-    private let lock = NSRecursiveLock()
     private let logger = Logger(label: "slackindex.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    private let configuration: PostgresConnection.Configuration
+    /// Connections open at most.
+    let maxConnections: Int
+    /// Whether a statement outside a transaction is tried again on a new connection when its connection was lost.
+    /// Off for a link whose statements build one transaction without `begin` (an import's further writers):
+    /// there a new connection would silently run outside it.
+    private let reconnects: Bool
+    private let state = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var open = 0
+    private var connectionIDs = 0
+    /// The connection of each thread inside a transaction, and how deep its nested transactions go.
+    private var pinned: [pthread_t: (connection: PostgresConnection, depth: Int)] = [:]
     /// For messages: the server and database, never the password.
     let location: PostgresLocation
 
-    /// Connects and authenticates.
+    /// Connects and authenticates one connection (so that a wrong password or a missing database is said at once).
     ///
+    /// - Parameters:
+    ///   - maxConnections: connections the pool may open (1: every call waits for the one before it).
+    ///   - reconnects: see `reconnects`.
     /// - Throws: `StoreError.cannotOpen` naming the host and database (never the password) with the server's reason.
-    init(_ location: PostgresLocation) throws {
+    init(_ location: PostgresLocation, maxConnections: Int = 1, reconnects: Bool = true) throws {
         self.location = location
+        self.maxConnections = max(1, maxConnections)
+        self.reconnects = reconnects
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.password,
             database: location.database, tls: .disable)
         configuration.options.connectTimeout = .seconds(10)
-        let eventLoop = group.next()
-        let settings = configuration
-        let logger = logger
-        let executor = executor
+        self.configuration = configuration
         do {
-            connection = try Self.block(executor) {
-                try await PostgresConnection.connect(
-                    on: eventLoop, configuration: settings, id: 1, logger: logger)
-            }
+            idle = [try connect()]
+            open = 1
         } catch {
             try? group.syncShutdownGracefully()
             throw StoreError.cannotOpen(path: location.redacted, reason: PostgresLink.reason(error))
@@ -56,9 +70,22 @@ final class PostgresLink: @unchecked Sendable {  // `connection` is used only un
     }
 
     deinit {
-        let connection = connection
-        try? Self.block(executor) { try await connection.close() }
+        for connection in idle + pinned.values.map(\.connection) {
+            try? Self.block(executor) { try await connection.close() }
+        }
         try? group.syncShutdownGracefully()
+    }
+
+    /// A new connection.
+    private func connect() throws -> PostgresConnection {
+        let id = state.withLock {
+            connectionIDs += 1
+            return connectionIDs
+        }
+        let (eventLoop, settings, logger) = (group.next(), configuration, logger)
+        return try Self.block(executor) {
+            try await PostgresConnection.connect(on: eventLoop, configuration: settings, id: id, logger: logger)
+        }
     }
 
     /// Runs `body` on the link's executor and blocks the calling thread until it is done.
@@ -78,18 +105,85 @@ final class PostgresLink: @unchecked Sendable {  // `connection` is used only un
         return try outcome.get()
     }
 
+    /// The calling thread's transaction connection, if it is in one.
+    private var pinnedConnection: PostgresConnection? {
+        state.withLock { pinned[pthread_self()]?.connection }
+    }
+
+    /// An idle connection, a new one while fewer than `maxConnections` are open, or the first one given back.
+    private func checkOut() throws -> PostgresConnection {
+        state.lock()
+        while idle.isEmpty && open >= maxConnections { state.wait() }
+        if let connection = idle.popLast() {
+            state.unlock()
+            return connection
+        }
+        open += 1
+        state.unlock()
+        do {
+            return try connect()
+        } catch {
+            state.withLock { open -= 1 }
+            state.signal()
+            throw error
+        }
+    }
+
+    /// Gives `connection` back to the pool, or lets it go when it is closed.
+    private func checkIn(_ connection: PostgresConnection) {
+        if connection.isClosed {
+            discard(connection)
+            return
+        }
+        state.withLock { idle.append(connection) }
+        state.signal()
+    }
+
+    /// Lets a closed connection go (closing it is what PostgresNIO asks before it is released).
+    private func discard(_ connection: PostgresConnection) {
+        try? Self.block(executor) { try await connection.close() }
+        state.withLock { open -= 1 }
+        state.signal()
+    }
+
+    /// Runs `body` with the thread's transaction connection, or with a pooled one; outside a transaction, once more
+    /// on a new connection when the first was found closed.
+    ///
+    /// - Throws: `StoreError.databaseFailed` with the server's reason (never a bound value or the password).
+    private func using<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws -> T {
+        do {
+            if let connection = pinnedConnection { return try Self.block(executor) { try await body(connection) } }
+            for attempt in 0..<2 {
+                let connection = try checkOut()
+                do {
+                    let value = try Self.block(executor) { try await body(connection) }
+                    checkIn(connection)
+                    return value
+                } catch {
+                    let lost = connection.isClosed
+                    checkIn(connection)
+                    guard lost && reconnects && attempt == 0 else { throw error }
+                }
+            }
+            throw StoreError.invalidArgument("unreachable")
+        } catch let error as PSQLError {
+            throw StoreError.databaseFailed(path: location.redacted, reason: PostgresLink.reason(error))
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.databaseFailed(path: location.redacted, reason: PostgresLink.reason(error))
+        }
+    }
+
     /// Runs one statement with bound values and returns its rows.
     ///
     /// - Throws: `StoreError.databaseFailed` with the server's message (never a bound value).
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRandomAccessRow] {
-        let connection = connection
         let logger = logger
         let query = PostgresQuery(unsafeSQL: sql, binds: binds)
-        return try serialized {
-            try Self.block(executor) {
-                try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
-            }
+        return try using { connection in
+            try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
         }
     }
 
@@ -100,66 +194,85 @@ final class PostgresLink: @unchecked Sendable {  // `connection` is used only un
 
     /// Streams `text` (PostgreSQL's COPY text format: tab-separated, `\N` for NULL, one row a line) into `table`.
     func copy(into table: String, columns: [String], text: ByteBuffer) throws {
-        let connection = connection
         let logger = logger
-        try serialized {
-            try Self.block(executor) {
-                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                    try await writer.write(text)
-                }
+        try using { connection in
+            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                try await writer.write(text)
             }
         }
     }
 
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws. Holds the link, so
-    /// every statement of `body` is inside the transaction.
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws. The calling thread
+    /// keeps the transaction's connection meanwhile, so every statement of `body` is inside it.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        try execute("BEGIN")
+        try begin()
         do {
             let value = try body()
-            try execute("COMMIT")
+            try commit()
             return value
         } catch {
-            try? execute("ROLLBACK")
+            rollback()
             throw error
         }
     }
 
-    /// Starts a transaction that spans calls (a bulk import's session): holds the link until `commit` or
-    /// `rollback`, which the same thread must call.
+    /// Starts a transaction that spans calls (a bulk import's session): the calling thread keeps a connection until
+    /// `commit` or `rollback`, which the same thread must call. Nested calls share the outer transaction.
     func begin() throws {
-        lock.lock()
+        let me = pthread_self()
+        if state.withLock({ () -> Bool in
+            guard let held = pinned[me] else { return false }
+            pinned[me] = (held.connection, held.depth + 1)
+            return true
+        }) {
+            return
+        }
+        let connection: PostgresConnection
+        do {
+            connection = try checkOut()
+        } catch {
+            throw StoreError.databaseFailed(path: location.redacted, reason: PostgresLink.reason(error))
+        }
+        state.withLock { pinned[me] = (connection, 1) }
         do {
             try execute("BEGIN")
         } catch {
-            lock.unlock()
+            try? release(commit: false)
             throw error
         }
     }
 
-    /// Commits the transaction `begin` opened and lets the link go (also when the commit fails: the server has
-    /// then rolled it back).
+    /// Commits the transaction `begin` opened and gives its connection back (also when the commit fails: the
+    /// server has then rolled it back).
     func commit() throws {
-        defer { lock.unlock() }
-        try execute("COMMIT")
+        try release(commit: true)
     }
 
-    /// Rolls back the transaction `begin` opened and lets the link go.
+    /// Rolls back the transaction `begin` opened and gives its connection back.
     func rollback() {
-        defer { lock.unlock() }
-        try? execute("ROLLBACK")
+        try? release(commit: false)
     }
 
-    /// Holds the link for `body` (a lock that the same thread may take again: `transaction` calls `query`).
-    func serialized<T>(_ body: () throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        do {
-            return try body()
-        } catch let error as PSQLError {
-            throw StoreError.databaseFailed(path: location.redacted, reason: PostgresLink.reason(error))
+    /// Ends the thread's transaction when its outermost `begin` is matched.
+    private func release(commit: Bool) throws {
+        let me = pthread_self()
+        let outermost = state.withLock { () -> PostgresConnection? in
+            guard let held = pinned[me] else { return nil }
+            if held.depth > 1 {
+                pinned[me] = (held.connection, held.depth - 1)
+                return nil
+            }
+            return held.connection
+        }
+        guard let connection = outermost else { return }
+        defer {
+            state.withLock { pinned[me] = nil }
+            checkIn(connection)
+        }
+        if commit {
+            try execute("COMMIT")
+        } else {
+            try? execute("ROLLBACK")
         }
     }
 
@@ -171,7 +284,16 @@ final class PostgresLink: @unchecked Sendable {  // `connection` is used only un
                 let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
                 return message + state
             }
-            if let underlying = error.underlying { return "\(underlying)" }
+            if let underlying = error.underlying {
+                let text = "\(underlying)"
+                // NIO's connection errors name every address tried; what a person needs is that nothing answered.
+                if text.contains("Connection refused") { return "no server answers there (connection refused)" }
+                if text.contains("timed out") || text.contains("Timeout") { return "the server did not answer in 10 s" }
+                return text
+            }
+            if error.code == .serverClosedConnection || error.code == .connectionError {
+                return "the connection to the server was lost (\(error.code))"
+            }
             return "\(error.code)"
         }
         if let error = error as? StoreError { return error.description }
