@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+@testable import SlackIndexStore
 import Testing
 @testable import SlackIndexTestSupport
 
@@ -222,5 +223,53 @@ import Testing
         #expect(matches.contains { $0.first == APIFixture.dm }, "the member's DM is searched")
         #expect(search["highlighted"] as? Int == matches.count)
         #expect(out["missing_channel_error"] as? String == "channel_not_found")
+    }
+}
+
+/// `serve` on PostgreSQL when its connections are ended under it (the server restarted, an administrator ended
+/// them): the next requests are answered, on new connections, with the same messages.
+@Suite(.enabled(if: PostgresTestServer.isAvailable, "needs a PostgreSQL 15 server (Debian's postgresql-15)"))
+struct PostgresServeTests {
+    @Test func serveAnswersAgainAfterItsConnectionsAreEnded() async throws {
+        let postgres = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let db = try ServeCLITests.importSample(into: try postgres.database())
+        let token = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
+            .trimmingCharacters(in: .newlines)
+        let server = try ServeCLITests.serve(db: db)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let general = try APIFixture.conversationID(folder: "general")
+        func answers() async throws -> [String] {
+            var out: [String] = []
+            for method in ["conversations.history?channel=\(general)&limit=7", "search.messages?query=exception&sort=timestamp"] {
+                var request = HTTPClientRequest(url: server.url + method)
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                let response = try await http.execute(request, timeout: .seconds(20))
+                let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
+                // Status, ok, and every ts in the answer (search hits carry a random `iid` per answer).
+                let stamps = body.components(separatedBy: "\"ts\":\"").dropFirst().map { $0.prefix(17) }
+                out.append("\(response.status.code) \(body.contains("\"ok\":true")) \(stamps.joined(separator: ","))")
+            }
+            return out
+        }
+        do {
+            let before = try await answers()
+            #expect(before.allSatisfy { $0.hasPrefix("200 true 1") }, "\(before)")
+            // Every other connection to this database ended, as a server restart would.
+            let admin = try Archive(path: db)
+            let link = try #require(admin.store as? PostgresArchive).link
+            let ended = try link.query(
+                """
+                SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS ended FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """
+            ).first?.int("ended")
+            #expect((ended ?? 0) >= 1, "serve held a connection")
+            let after = try await answers()
+            #expect(after == before)
+        } catch {
+            Issue.record("\(error)")
+        }
+        try await http.shutdown()
+        #expect(server.stop() == 0)
     }
 }

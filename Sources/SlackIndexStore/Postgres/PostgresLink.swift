@@ -71,7 +71,8 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
 
     deinit {
         for connection in idle + pinned.values.map(\.connection) {
-            try? Self.block(executor) { try await connection.close() }
+            if connection.isClosed { continue }
+            try? (connection.close() as EventLoopFuture<Void>).wait()
         }
         try? group.syncShutdownGracefully()
     }
@@ -113,8 +114,16 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     /// An idle connection, a new one while fewer than `maxConnections` are open, or the first one given back.
     private func checkOut() throws -> PostgresConnection {
         state.lock()
-        while idle.isEmpty && open >= maxConnections { state.wait() }
-        if let connection = idle.popLast() {
+        while true {
+            while idle.isEmpty && open >= maxConnections { state.wait() }
+            guard let connection = idle.popLast() else { break }
+            // Closed while idle (the server restarted or ended it): PostgresNIO was seen never to answer a query
+            // sent on such a connection, so it is let go here, before any is.
+            if connection.isClosed {
+                open -= 1
+                let _: EventLoopFuture<Void> = connection.close()
+                continue
+            }
             state.unlock()
             return connection
         }
@@ -139,9 +148,21 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
         state.signal()
     }
 
-    /// Lets a closed connection go (closing it is what PostgresNIO asks before it is released).
+    /// Whether `error` says `connection` is gone: closed, lost on the client's side, or ended by the server (SQLSTATE
+    /// class 57P: shut down, ended by an administrator; class 08: connection exceptions). Its close may reach
+    /// `isClosed` only later, so the error is read too.
+    private static func isLost(_ connection: PostgresConnection, _ error: any Error) -> Bool {
+        if connection.isClosed { return true }
+        guard let error = error as? PSQLError else { return false }
+        if [.serverClosedConnection, .connectionError, .uncleanShutdown].contains(error.code) { return true }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return state.hasPrefix("57P") || state.hasPrefix("08")
+    }
+
+    /// Lets a lost connection go. Its close is started, not waited for: on a connection the server ended, waiting
+    /// for it was seen to hang (PostgresNIO asks for the close before the connection is released).
     private func discard(_ connection: PostgresConnection) {
-        try? Self.block(executor) { try await connection.close() }
+        let _: EventLoopFuture<Void> = connection.close()
         state.withLock { open -= 1 }
         state.signal()
     }
@@ -160,8 +181,8 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
                     checkIn(connection)
                     return value
                 } catch {
-                    let lost = connection.isClosed
-                    checkIn(connection)
+                    let lost = Self.isLost(connection, error)
+                    if lost { discard(connection) } else { checkIn(connection) }
                     guard lost && reconnects && attempt == 0 else { throw error }
                 }
             }
