@@ -11,6 +11,10 @@ extension PostgresArchive {
     ///
     /// - Complexity: O(c + w) rows; the labels O(c) in Swift.
     func allConversations() throws -> [(conversation: Conversation, folder: String?)] {
+        try directory.conversations { try loadConversations() }
+    }
+
+    private func loadConversations() throws -> [(conversation: Conversation, folder: String?)] {
         let workspaces = try link.query("SELECT id, team_id, domain FROM workspace").map {
             (id: try $0.int("id"), teamID: try $0.string("team_id"), domain: try $0.optionalString("domain"))
         }
@@ -185,6 +189,10 @@ extension PostgresArchive {
 
     /// Every user, placeholders included.
     func allUsers() throws -> [(user: User, teamID: String?, timeZone: String?)] {
+        try directory.users { try loadUsers() }
+    }
+
+    private func loadUsers() throws -> [(user: User, teamID: String?, timeZone: String?)] {
         try link.query(
             """
             SELECT id, handle, real_name, display_name, is_bot, is_deleted, is_placeholder, team_id, time_zone
@@ -271,9 +279,11 @@ extension PostgresArchive {
 
     /// User id → shown name, for timeline pages.
     func userNames() throws -> [String: String] {
-        var names: [String: String] = [:]
-        for user in try allUsers() { names[user.user.id] = user.user.bestName }
-        return names
+        try directory.names {
+            var names: [String: String] = [:]
+            for user in try allUsers() { names[user.user.id] = user.user.bestName }
+            return names
+        }
     }
 
     package func directConversations(of userID: String) throws -> [Int64] {

@@ -70,7 +70,8 @@ extension PostgresArchive {
     package func storeNames(
         users: [String: String], conversations: [String: (name: String, kind: ConversationKind)]
     ) throws -> NameCounts {
-        try reportingFailure {
+        defer { directoryChanged() }
+        return try reportingFailure {
             try link.transaction {
                 var placeholders = 0
                 for (id, handle) in users.sorted(by: { $0.key < $1.key }) {
@@ -125,6 +126,7 @@ extension PostgresArchive {
 
     /// The workspace's row id, created if missing; a known domain is recorded.
     func upsertWorkspace(teamID: String, domain: String?) throws -> Int64 {
+        defer { directoryChanged() }
         var binds = PostgresBindings.of(teamID)
         binds.append(domain)
         let rows = try link.query(
@@ -139,6 +141,7 @@ extension PostgresArchive {
     /// Inserts or updates members as `SQLiteArchive.upsertUsers` does: a real record replaces a placeholder, a
     /// placeholder never replaces anyone. Returns (added, updated) real members.
     func upsertUsers(_ users: [UserInput]) throws -> (added: Int, updated: Int) {
+        defer { directoryChanged() }
         let existing = Dictionary(
             try allUsers().map { ($0.user.id, $0) }, uniquingKeysWith: { first, _ in first })
         let placeholders = users.filter(\.isPlaceholder).map {
@@ -186,6 +189,7 @@ extension PostgresArchive {
 
     /// Records users seen only in messages, never replacing a member; returns how many were new.
     func insertPlaceholders(_ users: [User]) throws -> Int {
+        defer { directoryChanged() }
         guard !users.isEmpty else { return 0 }
         var binds = PostgresBindings.of(users.map(\.id), users.map(\.handle))
         binds.append(users.map { $0.realName ?? "" })
@@ -205,6 +209,7 @@ extension PostgresArchive {
 
     /// Inserts or updates a conversation keyed on its Slack id; returns its row id and what happened.
     func upsertConversation(_ c: ConversationInput, workspaceID: Int64?) throws -> (rowID: Int64, outcome: UpsertOutcome) {
+        defer { directoryChanged() }
         let members = JSONText.array(c.members)
         let rows = try link.query(
             """
@@ -666,6 +671,7 @@ final class PostgresImportSession: ImportSession {
             throw error
         }
         try link.commit()
+        writer.directoryChanged()
         inTransaction = false
         pending = 0
         committed.add(uncommitted)

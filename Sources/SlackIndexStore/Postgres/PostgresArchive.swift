@@ -14,6 +14,10 @@ package final class PostgresArchive: ArchiveStore {
     package let access: Archive.Access
     package let upgradedOnOpen: Bool
     let link: PostgresLink
+    /// Conversations and users read last (`PostgresDirectoryCache`).
+    let directory = PostgresDirectoryCache()
+    /// The archive an import session writes for (`init(sessionOf:)`): its cache is cleared with this one's.
+    private let owner: PostgresArchive?
     /// Listeners of `onMessageChanges`, called after each commit of this process's writes.
     let changeListeners = Mutex<[@Sendable ([Int64]) -> Void]>([])
 
@@ -28,6 +32,7 @@ package final class PostgresArchive: ArchiveStore {
         }
         path = parsed.redacted
         self.access = access
+        owner = nil
         link = try PostgresLink(parsed, maxConnections: Self.readConnections)
         do {
             if access == .readOnly {
@@ -52,7 +57,15 @@ package final class PostgresArchive: ArchiveStore {
         path = archive.path
         access = archive.access
         upgradedOnOpen = false
+        owner = archive
         link = try PostgresLink(archive.link.location)
+    }
+
+    /// This process wrote users, conversations or workspaces: what `directory` holds is forgotten, here and in the
+    /// archive this one writes for.
+    func directoryChanged() {
+        directory.clear()
+        owner?.directory.clear()
     }
 
     /// Connections an archive opened by a command may hold at once: `serve`'s requests read side by side on them
