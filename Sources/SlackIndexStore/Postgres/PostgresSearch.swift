@@ -44,7 +44,11 @@ struct PostgresPreparedSearch: PreparedSearch {
         let (low, high) = (MessageID.lowerBound(atOrAfter: search.lower), MessageID.upperBound(before: search.upper))
         if low != Int64.min { parts.append("m.id >= \(bind(low))") }
         if high != Int64.max { parts.append("m.id < \(bind(high))") }
-        if let ids = search.inConversations { parts.append("m.conversation_id = ANY(\(bind(ids)))") }
+        if let ids = search.inConversations {
+            // One conversation as `=`: `= ANY` of a one-element array does not let the planner walk the primary key
+            // in (conversation, ts) order, and `in:#product` sorted 182,000 rows for 20 (400 ms at 1M).
+            parts.append(ids.count == 1 ? "m.conversation_id = \(bind(ids[0]))" : "m.conversation_id = ANY(\(bind(ids)))")
+        }
         if !search.notInConversations.isEmpty {
             parts.append("NOT (m.conversation_id = ANY(\(bind(search.notInConversations))))")
         }
