@@ -2,6 +2,7 @@ import Foundation
 import SlackIndex
 import SlackIndexServer
 @testable import SlackIndexStore
+import Synchronization
 import Testing
 @testable import SlackIndexTestSupport
 
@@ -103,6 +104,44 @@ struct PostgresContractTests {
             let index = "\(try row.string("tab")).\(try row.string("idx"))"
             #expect(try row.bool("keyed"), "\(index) lacks conversation_id")
         }
+    }
+
+    /// The import's connection ended by the server mid-import (a restart, an administrator): the import stops, says
+    /// why naming the archive, and counts what was committed, which is what the archive holds; the same import run
+    /// again completes it, and the search index deferred by the first import is there.
+    @Test func aConnectionLostMidImportStopsAndTheSameImportCompletesIt() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let location = try server.database()
+        let postgres = try Archive(path: location)
+        let admin = try #require(try Archive(path: location).store as? PostgresArchive).link
+        let ended = Mutex(false)
+        // Batches of 500, transactions of 1,000: the connection is ended with a transaction open after some were
+        // committed.
+        let importer = Importer(archive: postgres, batchSize: 500, commitMessages: 1_000)
+        let stopped = try importer.importExport(at: TestSupport.sampleFolder) { progress in
+            guard progress.messagesDone >= 1_200, progress.messagesDone % 1_000 != 0, !ended.withLock({ $0 }) else { return }
+            ended.withLock { $0 = true }
+            _ = try? admin.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+        }
+        #expect(ended.withLock { $0 })
+        // Ended inside a transaction, the import stops with what was committed (ended between two, the next statement
+        // would find the connection gone and run on a new one). Either way the counts are what the archive holds.
+        let held = try postgres.stats()
+        #expect(stopped.messagesAdded == held.messages + held.deletedMessages, "the counts are what was committed")
+        if let reason = stopped.stopped {
+            #expect(reason.contains("the connection to the server was lost") && reason.contains("server answers again"), "\(reason)")
+            #expect(stopped.messagesAdded < 3_000)
+        } else {
+            #expect(stopped.messagesAdded == 3_000)
+        }
+        let rest = try Importer(archive: postgres).importExport(at: TestSupport.sampleFolder)
+        #expect(rest.stopped == nil && rest.messagesAdded == 3_000 - stopped.messagesAdded)
+        #expect(try postgres.stats().messages + postgres.stats().deletedMessages == 3_000)
+        #expect(try admin.query("SELECT to_regclass('message_search') IS NOT NULL AS present").first?.bool("present") == true)
     }
 
     @Test func conversationsAndStatsMatch() throws {

@@ -484,7 +484,7 @@ import Testing
         (["search", "x", "--no-such-flag"], 64, "Unknown option '--no-such-flag'"),
         (["serach", "x"], 64, "Unknown command 'serach'; did you mean 'search'?"),
         (["bench", "serch"], 64, "Unknown command 'serch'; did you mean 'search'?"),
-        (["frobnicate"], 64, "The commands are import, sync, search"),
+        (["frobnicate"], 64, "The commands are import, copy, sync, search"),
         (["history", "general", "--before", "03/15/2024"], 64, "is not a point in time"),
     ] as [([String], Int32, String)])
     func statusMeansWhatTheREADMESays(arguments: [String], status: Int32, message: String) throws {

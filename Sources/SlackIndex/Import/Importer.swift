@@ -301,8 +301,12 @@ public final class Importer: Sendable {
             let needed = Int64(perByte * Double(bytesTotal - bytesDone) * 1.2)
             text += "; the rest needs about \(megabytes(needed)) more"
         }
-        text += ". Free some space (or use --db on another disk), then run the same import again: it adds only "
-            + "what is missing."
+        // A database server's failure that is not a full disk (a lost connection, a restart): nothing to free.
+        let server = Archive.isDatabaseServer(failure.path) && !failure.isDiskFull
+        text += server
+            ? ". Once the server answers again, run the same import again: it adds only what is missing."
+            : ". Free some space (or use --db on another disk), then run the same import again: it adds only "
+                + "what is missing."
         summary.stopped = text
     }
 

@@ -89,9 +89,12 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
         }
     }
 
-    /// Runs `body` on the link's executor and blocks the calling thread until it is done.
+    /// Runs `body` on the link's executor and blocks the calling thread until it is done; with `watching`, stops
+    /// waiting once that connection is closed. PostgresNIO was seen never to answer a statement sent on a connection
+    /// the server had just ended (an import's writer and `serve` hung for good): the wait is checked every second.
     private static func block<T: Sendable>(
-        _ executor: PostgresLinkExecutor, _ body: @escaping @Sendable () async throws -> T
+        _ executor: PostgresLinkExecutor, watching connection: PostgresConnection? = nil,
+        _ body: @escaping @Sendable () async throws -> T
     ) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, any Error>?>(nil)
@@ -101,9 +104,20 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
             result.withLock { $0 = outcome }
             done.signal()
         }
-        done.wait()
+        if let connection {
+            while done.wait(timeout: .now() + 1) == .timedOut {
+                if connection.isClosed, result.withLock({ $0 }) == nil { throw ConnectionLost() }
+            }
+        } else {
+            done.wait()
+        }
         guard let outcome = result.withLock({ $0 }) else { throw StoreError.invalidArgument("no result") }
         return try outcome.get()
+    }
+
+    /// A statement abandoned because its connection closed while it waited (`block`).
+    struct ConnectionLost: Error, CustomStringConvertible {
+        var description: String { "the connection to the server was lost" }
     }
 
     /// The calling thread's transaction connection, if it is in one.
@@ -152,7 +166,7 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     /// class 57P: shut down, ended by an administrator; class 08: connection exceptions). Its close may reach
     /// `isClosed` only later, so the error is read too.
     private static func isLost(_ connection: PostgresConnection, _ error: any Error) -> Bool {
-        if connection.isClosed { return true }
+        if connection.isClosed || error is ConnectionLost { return true }
         guard let error = error as? PSQLError else { return false }
         if [.serverClosedConnection, .connectionError, .uncleanShutdown].contains(error.code) { return true }
         let state = error.serverInfo?[.sqlState] ?? ""
@@ -173,11 +187,15 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     /// - Throws: `StoreError.databaseFailed` with the server's reason (never a bound value or the password).
     private func using<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws -> T {
         do {
-            if let connection = pinnedConnection { return try Self.block(executor) { try await body(connection) } }
+            if let connection = pinnedConnection {
+                // A transaction's connection found closed: the transaction is gone, said at once.
+                guard !connection.isClosed else { throw ConnectionLost() }
+                return try Self.block(executor, watching: connection) { try await body(connection) }
+            }
             for attempt in 0..<2 {
                 let connection = try checkOut()
                 do {
-                    let value = try Self.block(executor) { try await body(connection) }
+                    let value = try Self.block(executor, watching: connection) { try await body(connection) }
                     checkIn(connection)
                     return value
                 } catch {
