@@ -68,6 +68,7 @@ public enum SlackAPIServer {
         router.get("/emoji/:id") { request, context in
             try await FileRoute.respondImage(.emoji, to: request, context: context, api: api, ui: ui)
         }
+        router.get("/healthz") { _, _ in health(of: api) }
         ui?.addRoutes(to: router, api: api)
         return router
     }
@@ -182,6 +183,25 @@ public enum SlackAPIServer {
         }
         let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
         return presented.map { APICaller.presented($0) } ?? ui?.caller(cookieHeader: request.headers[.cookie])
+    }
+
+    /// `GET /healthz`, for load balancers and monitors, without a token: 200 and
+    /// `{"ok":true,"backend":"sqlite|postgresql","schema":"…"}` when the archive answers (its newest migration read
+    /// from it), else 503 and `{"ok":false,"error":"archive_unreachable"}`. Says nothing of the archive's contents
+    /// or location.
+    static func health(of api: SlackAPI) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+        let backend = Archive.isDatabaseServer(api.archive.path) ? "postgresql" : "sqlite"
+        guard let schema = try? api.archive.schemaVersion() else {
+            headers[.retryAfter] = "1"
+            return Response(
+                status: .serviceUnavailable, headers: headers,
+                body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":false,"error":"archive_unreachable"}"#)))
+        }
+        let body = JSONValue.object([
+            ("ok", .bool(true)), ("backend", .string(backend)), ("schema", .string(schema)),
+        ]).serialized
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     /// Reads the request (query string; form or JSON body for POST), calls the API, writes Slack's answer.

@@ -440,3 +440,10 @@ extension SQLiteArchive {
         }
     }
 }
+
+extension SQLiteArchive {
+    /// The newest migration applied to the file (GRDB's migration table).
+    package func schemaVersion() throws -> String {
+        try pool.read { db in try Migrations.migrator.appliedMigrations(db).last ?? "" }
+    }
+}

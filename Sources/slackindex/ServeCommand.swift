@@ -14,8 +14,9 @@ struct ServeCommand: AsyncParsableCommand {
             Answers auth.test, users.list, users.info, conversations.list, conversations.info, \
             conversations.history, conversations.replies, search.messages and chat.getPermalink at \
             http://HOST:PORT/api/METHOD, as Slack does (GET or POST, `Authorization: Bearer TOKEN`). \
-            Make tokens with `slackindex token create`. Prints the API's URL once listening, then the web \
-            UI's; stops on Ctrl-C (SIGINT) or SIGTERM.
+            Make tokens with `slackindex token create`. GET /healthz (no token) answers 200 while the archive \
+            answers, else 503, for load balancers. Prints the API's URL once listening, then the web UI's; stops \
+            on Ctrl-C (SIGINT) or SIGTERM.
 
             The web UI at http://HOST:PORT/ reads and searches the archive in a browser: everything it needs \
             is in this binary and it makes no outside request. Sign in with a token (the browser keeps an \

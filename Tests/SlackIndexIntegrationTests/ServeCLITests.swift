@@ -226,6 +226,26 @@ import Testing
     }
 }
 
+/// `GET /healthz` of a running `serve`: status and body.
+func healthz(_ server: ServeCLITests.Server) async throws -> (status: UInt, body: String) {
+    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    defer { _ = http.shutdown() }
+    let base = String(server.url.dropLast("api/".count))
+    let response = try await http.execute(HTTPClientRequest(url: base + "healthz"), timeout: .seconds(30))
+    return (response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 16)))
+}
+
+/// `/healthz` on SQLite: the archive answers with its newest migration, no token needed.
+@Test func healthzSaysTheArchiveAnswers() async throws {
+    let db = try ServeCLITests.importSample()
+    let server = try ServeCLITests.serve(db: db)
+    let (status, body) = try await healthz(server)
+    #expect(server.stop() == 0)
+    #expect(status == 200 && body.contains(#""ok":true"#) && body.contains(#""backend":"sqlite""#), "\(body)")
+    #expect(body.contains(#""schema":"v1"#), "the newest migration: \(body)")
+    #expect(!body.contains(db), "no location")
+}
+
 /// `serve` on PostgreSQL when its connections are ended under it (the server restarted, an administrator ended
 /// them): the next requests are answered, on new connections, with the same messages.
 @Suite(.enabled(if: PostgresTestServer.isAvailable, "needs a PostgreSQL 15 server (Debian's postgresql-15)"))
@@ -269,6 +289,15 @@ struct PostgresServeTests {
         } catch {
             Issue.record("\(error)")
         }
+        let healthy = try await healthz(server)
+        #expect(healthy.status == 200 && healthy.body.contains(#""backend":"postgresql""#), "\(healthy.body)")
+        #expect(healthy.body.contains(#""schema":"pg"#), "\(healthy.body)")
+        // The database gone (dropped with its connections ended): 503, and the server keeps running.
+        let name = String(db.split(separator: "/").last ?? "")
+        let admin = try Archive(path: try postgres.database())
+        try #require(admin.store as? PostgresArchive).link.execute("DROP DATABASE \(name) WITH (FORCE)")
+        let gone = try await healthz(server)
+        #expect(gone.status == 503 && gone.body == #"{"ok":false,"error":"archive_unreachable"}"#, "\(gone.body)")
         try await http.shutdown()
         #expect(server.stop() == 0)
     }

@@ -125,6 +125,10 @@ extension PostgresArchive {
         throw unavailable("check")
     }
     package func attachmentProblems() throws -> [String: Int] { throw unavailable("check") }
+    package func schemaVersion() throws -> String {
+        try link.query("SELECT name FROM slackindex_migration ORDER BY applied_at DESC, name DESC LIMIT 1")
+            .first?.string("name") ?? ""
+    }
     /// Rebuilds every message's search vector from its stored search text, in one transaction.
     package func rebuildSearchIndex() throws { try link.transaction { try PostgresSchema.reindex(link) } }
     package func recountMessageCounts() throws { throw unavailable("check --repair") }

@@ -9,6 +9,9 @@ import Foundation
 package protocol ArchiveRole: Sendable {
     /// Where the archive is (a file path, or a database URL without its password): for messages to the user.
     var path: String { get }
+    /// The newest schema migration the archive holds, read from it: what `serve`'s `/healthz` reports, and proof
+    /// that the archive answers.
+    func schemaVersion() throws -> String
 }
 
 /// Full-text search: a resolved search prepared once, then its hits and its count from the same preparation.
