@@ -144,6 +144,40 @@ struct PostgresContractTests {
         #expect(try admin.query("SELECT to_regclass('message_search') IS NOT NULL AS present").first?.bool("present") == true)
     }
 
+    /// Two imports of the same export into one PostgreSQL archive at once (two servers' operators, or a retry beside
+    /// a run still going): both finish, and the archive holds each message once, as one import leaves it. Rows the
+    /// archive lacked are sent straight into the message table; one that the other import stored meanwhile sends
+    /// the whole share through the upsert instead.
+    @Test func twoImportsAtOnceLeaveWhatOneLeaves() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let sqlite = try TestSupport.makeArchive()
+        _ = try Importer(archive: sqlite).importExport(at: TestSupport.sampleFolder)
+        let location = try server.database()
+        _ = try Archive(path: location)  // the schema, made once
+        let results = Mutex<[Result<ImportSummary, any Error>]>([])
+        let group = DispatchGroup()
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: group) {
+                let result = Result {
+                    try Importer(archive: try Archive(path: location), batchSize: 300, commitMessages: 600)
+                        .importExport(at: TestSupport.sampleFolder)
+                }
+                results.withLock { $0.append(result) }
+            }
+        }
+        group.wait()
+        for result in results.withLock({ $0 }) {
+            switch result {
+            case .success(let summary): #expect(summary.stopped == nil, "\(summary.stopped ?? "")")
+            case .failure(let error): Issue.record("an import failed: \(error)")
+            }
+        }
+        let postgres = try Archive(path: location)
+        try Self.expectSameDirectory(sqlite, postgres)
+        try Self.expectSamePages(sqlite, postgres)
+        #expect(try Self.raws(postgres).count == Self.raws(sqlite).count)
+    }
+
     @Test func conversationsAndStatsMatch() throws {
         let (sqlite, postgres, _) = try Self.importedPair()
         try Self.expectSameDirectory(sqlite, postgres)

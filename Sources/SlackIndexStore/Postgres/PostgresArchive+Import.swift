@@ -574,24 +574,25 @@ final class PostgresImportSession: ImportSession {
     private func upsert(_ messages: [PreparedMessage], raw: (Int) throws -> String) throws -> PostgresBatchPlan {
         let plan = try PostgresBatchPlan(messages, link: link)
         guard !plan.rows.isEmpty else { return plan }
-        // Each connection's share: whole conversations (so no two transactions touch the same key).
+        // Each connection's share: whole conversations (so no two transactions touch the same key); in each, the
+        // rows of keys the archive lacked apart from the others.
         let links = [link] + helpers
-        var texts = links.map { _ in ByteBufferAllocator().buffer(capacity: plan.rows.count * 2_048 / links.count) }
-        for (index, id) in plan.rows {
+        var shares = links.map { _ in PostgresLoadShare(capacity: plan.rows.count * 2_048 / links.count) }
+        for (position, (index, id)) in plan.rows.enumerated() {
             let share = Int(UInt64(bitPattern: messages[index].conversationRowID) % UInt64(links.count))
-            try PostgresCopyRows.append(messages[index], id: id, raw: raw(index), to: &texts[share])
+            try shares[share].add(messages[index], id: id, raw: raw(index), isNew: plan.isNew[position])
         }
         let loaded = Mutex<[Result<[Int64], any Error>]>([])
         let others = DispatchGroup()
-        for share in 1..<links.count where texts[share].readableBytes > 0 {
-            let (helper, text) = (links[share], texts[share])
+        for index in 1..<links.count where !shares[index].isEmpty {
+            let (helper, share) = (links[index], shares[index])
             DispatchQueue.global().async(group: others) {
-                let result = Result { try Self.load(text, on: helper) }
+                let result = Result { try share.load(on: helper) }
                 loaded.withLock { $0.append(result) }
             }
         }
         // The writer's own share on this thread, which holds its transaction.
-        let own = Result { texts[0].readableBytes > 0 ? try Self.load(texts[0], on: link) : [] }
+        let own = Result { try shares[0].load(on: link) }
         others.wait()
         for result in [own] + loaded.withLock({ $0 }) { uncommittedIDs += try result.get() }
         return plan
@@ -599,7 +600,7 @@ final class PostgresImportSession: ImportSession {
 
     /// COPY of `text` into the connection's load table, then the upsert on (conversation, ts) where the version
     /// differs and its edit is not older; returns the row ids written.
-    private static func load(_ text: ByteBuffer, on link: PostgresLink) throws -> [Int64] {
+    static func load(_ text: ByteBuffer, on link: PostgresLink) throws -> [Int64] {
         try link.copy(into: "message_load", columns: columns, text: text)
         let assignments = columns.filter { !["conversation_id", "ts_key", "id"].contains($0) }
             .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
@@ -690,6 +691,54 @@ final class PostgresImportSession: ImportSession {
     }
 }
 
+/// One connection's share of a batch: the rows of keys the archive lacked, sent with COPY straight into the message
+/// table, and the others, through the load table and the upsert.
+///
+/// Measured on the generated 100k export (server statement times): COPY into the load table 1.79 s, the upsert from
+/// it 1.48 s, its TRUNCATE 0.27 s; new rows need neither of the last two. Should another writer have stored one of
+/// those keys since the batch was planned (two imports at once), the direct COPY fails on the primary key inside a
+/// savepoint, which is rolled back, and the rows take the upsert's way.
+struct PostgresLoadShare: Sendable {
+    private var fresh: ByteBuffer
+    private var freshIDs: [Int64] = []
+    private var known: ByteBuffer
+
+    init(capacity: Int) {
+        fresh = ByteBufferAllocator().buffer(capacity: capacity)
+        known = ByteBufferAllocator().buffer(capacity: 0)
+    }
+
+    var isEmpty: Bool { fresh.readableBytes == 0 && known.readableBytes == 0 }
+
+    mutating func add(_ m: PreparedMessage, id: Int64, raw: String, isNew: Bool) throws {
+        if isNew {
+            try PostgresCopyRows.append(m, id: id, raw: raw, to: &fresh)
+            freshIDs.append(id)
+        } else {
+            try PostgresCopyRows.append(m, id: id, raw: raw, to: &known)
+        }
+    }
+
+    /// Writes the share on `link` (inside its transaction); returns the row ids written.
+    func load(on link: PostgresLink) throws -> [Int64] {
+        var written: [Int64] = []
+        if fresh.readableBytes > 0 {
+            try link.execute("SAVEPOINT direct_load")
+            do {
+                try link.copy(into: "message", columns: PostgresImportSession.columns, text: fresh)
+                try link.execute("RELEASE SAVEPOINT direct_load")
+                written = freshIDs
+            } catch let error as StoreError {
+                guard case .databaseFailed(_, let reason) = error, reason.contains("SQLSTATE 23505") else { throw error }
+                try link.execute("ROLLBACK TO SAVEPOINT direct_load", "RELEASE SAVEPOINT direct_load")
+                written = try PostgresImportSession.load(fresh, on: link)
+            }
+        }
+        if known.readableBytes > 0 { written += try PostgresImportSession.load(known, on: link) }
+        return written
+    }
+}
+
 /// What one batch writes: each message's outcome against the archive and the batch before it, and the rows to
 /// send (batch index, row id) for the added and updated ones.
 ///
@@ -706,6 +755,9 @@ struct PostgresBatchPlan {
     /// Each message's outcome, in order.
     var outcomes: [UpsertOutcome] = []
     var rows: [(index: Int, id: Int64)] = []
+    /// For each of `rows`, whether its key was absent from the archive when the batch was planned (its row can be
+    /// sent straight into the message table).
+    var isNew: [Bool] = []
 
     init(_ messages: [PreparedMessage], link: PostgresLink) throws {
         guard !messages.isEmpty else { return }
@@ -751,6 +803,7 @@ struct PostgresBatchPlan {
                 } else {
                     place[key] = rows.count
                     rows.append((index, current.id))
+                    isNew.append(false)
                 }
                 continue
             }
@@ -774,6 +827,7 @@ struct PostgresBatchPlan {
             stored[key] = (id, message.hash, message.editedKey)
             place[key] = rows.count
             rows.append((index, id))
+            isNew.append(true)
         }
     }
 }
