@@ -259,6 +259,9 @@ extension PostgresArchive {
         return (try inserted.first?.int("id") ?? 0, .added)
     }
 
+    /// Messages an import session writes from which it analyzes the message table at its end.
+    static let analyzeAfter = 10_000
+
     /// SQLite's sizes (`SQLiteArchive.commitMessages`), not yet measured on PostgreSQL.
     package var commitMessages: (export: Int, pages: Int) { (200_000, 20_000) }
 
@@ -318,6 +321,12 @@ extension PostgresArchive {
                 try writer.applyPendingReactions()
                 try writer.applyPendingDeletions()
                 try writer.refreshReplyCounts(conversations: touched)
+            }
+            // Statistics for the planner at once, not when autovacuum comes by: right after the 1M import, before
+            // it, common words' searches planned without them took 699 ms at p95 against 7 ms after `ANALYZE`
+            // (0.4 s at 1M).
+            if session.committed.added + session.committed.updated >= Self.analyzeAfter {
+                try writer.link.execute("ANALYZE message")
             }
         }
     }
