@@ -87,6 +87,20 @@ struct PostgresContractTests {
         let distributed = named("create_distributed_table")
         let reference = named("create_reference_table")
         #expect(distributed.contains("message") && reference.contains("conversation"))
+        // The README's shorter form names the same tables: `unnest('{a,b}'::regclass[])` lists.
+        let readme = try String(contentsOf: TestSupport.root.appendingPathComponent("README.md"), encoding: .utf8)
+        func listed(after marker: String) -> Set<String> {
+            guard let start = readme.range(of: marker)?.upperBound,
+                let open = readme[start...].range(of: "'{")?.upperBound,
+                let close = readme[open...].range(of: "}'")?.lowerBound
+            else { return [] }
+            return Set(readme[open..<close].split(separator: ",").map(String.init))
+        }
+        #expect(listed(after: "create_reference_table(t)") == reference)
+        #expect(
+            listed(after: "colocate_with => 'message')").union(
+                readme.contains("create_distributed_table('message', 'conversation_id')") ? ["message"] : [])
+                == distributed)
         let tables = Set(try link.query(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
         ).map { try $0.string("tablename") })
@@ -176,6 +190,21 @@ struct PostgresContractTests {
         try Self.expectSameDirectory(sqlite, postgres)
         try Self.expectSamePages(sqlite, postgres)
         #expect(try Self.raws(postgres).count == Self.raws(sqlite).count)
+    }
+
+    /// A user who may connect but not create tables (PostgreSQL 15's default for the `public` schema): the first
+    /// import says what to grant, names the archive, exits 1, and creates nothing.
+    @Test func aUserWhoMayNotCreateTheSchemaIsToldWhatToDo() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let location = try server.database()
+        let link = try PostgresLink(try #require(try PostgresLocation(location)))
+        let role = "reader_" + UUID().uuidString.prefix(8).lowercased()
+        try link.execute("CREATE ROLE \(role) LOGIN")
+        let url = location.replacingOccurrences(of: "postgresql://\(server.user)@", with: "postgresql://\(role)@")
+        let run = try CLITests.run(["--db", url, "import", TestSupport.sampleFolder, "--quiet"])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("GRANT CREATE ON SCHEMA public") && run.stderr.contains(url), "\(run.stderr)")
+        #expect(try link.query("SELECT to_regclass('message') IS NULL AS absent").first?.bool("absent") == true)
     }
 
     @Test func conversationsAndStatsMatch() throws {
