@@ -21,6 +21,7 @@ enum ConversationColumns {
     static let list = """
         c.id, c.slack_id, c.kind, c.name, c.topic, c.purpose, c.is_archived, c.members, c.created,
         (SELECT domain FROM workspace w WHERE w.id = c.workspace_id) AS workspace_domain,
+        (SELECT team_id FROM workspace w WHERE w.id = c.workspace_id) AS workspace_team,
         \(WorkspaceLabel.sql("c")) AS workspace_label
         """
 
@@ -30,7 +31,8 @@ enum ConversationColumns {
         return Conversation(
             rowID: row["id"], id: row["slack_id"], kind: ConversationKind(rawValue: row["kind"]) ?? .channel,
             name: row["name"], topic: row["topic"], purpose: row["purpose"], isArchived: row["is_archived"],
-            members: members, workspaceDomain: row["workspace_domain"], workspace: row["workspace_label"])
+            members: members, workspaceDomain: row["workspace_domain"], workspace: row["workspace_label"],
+            workspaceID: row["workspace_team"])
     }
 }
 

@@ -116,6 +116,27 @@ struct ArchiveCopyTests {
     }
 }
 
+extension ArchiveCopyTests {
+    /// Every conversation's id, shown name (`acme/#general` where two workspaces share a name) and workspace.
+    static func workspaces(_ archive: Archive) throws -> [String] {
+        try archive.conversations().map { "\($0.id) \($0.displayName) \($0.workspaceID ?? "-")" }.sorted()
+    }
+
+    /// Two workspaces in one archive (sample-data's and another export's, both with a `#general`): the copy keeps
+    /// each conversation in its workspace, so the shared names read as they did.
+    @Test func aCopyKeepsEachConversationsWorkspace() throws {
+        let source = try TestSupport.makeArchive()
+        _ = try Importer(archive: source).importExport(at: TestSupport.sampleFolder)
+        _ = try Importer(archive: source).importExport(at: TwoWorkspaceTests.globexZip)
+        let expected = try Self.workspaces(source)
+        #expect(Set(expected.map { $0.split(separator: " ").last ?? "" }).count == 2, "two workspaces: \(expected)")
+        #expect(expected.contains { $0.contains("/#general") }, "a shared name is labelled: \(expected)")
+        let copy = try TestSupport.makeArchive()
+        _ = try Importer(archive: copy).copy(from: source.store, as: nil)
+        #expect(try Self.workspaces(copy) == expected)
+    }
+}
+
 /// The same copies across backends: SQLite into PostgreSQL, and PostgreSQL back into a new SQLite file.
 @Suite(.enabled(if: PostgresTestServer.isAvailable, "needs a PostgreSQL 15 server (Debian's postgresql-15)"))
 struct ArchiveCopyPostgresTests {
@@ -130,6 +151,19 @@ struct ArchiveCopyPostgresTests {
         try ArchiveCopyTests.expectSame(back, source)
         let again = try Importer(archive: postgres).copy(from: source.store, as: nil)
         #expect(again.messagesAdded == 0 && again.messagesUpdated == 0)
+    }
+
+    @Test func twoWorkspacesCopyIntoPostgreSQLAndBack() throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let source = try TestSupport.makeArchive()
+        _ = try Importer(archive: source).importExport(at: TestSupport.sampleFolder)
+        _ = try Importer(archive: source).importExport(at: TwoWorkspaceTests.globexZip)
+        let postgres = try Archive(path: try server.database())
+        _ = try Importer(archive: postgres).copy(from: source.store, as: nil)
+        #expect(try ArchiveCopyTests.workspaces(postgres) == ArchiveCopyTests.workspaces(source))
+        let back = try TestSupport.makeArchive()
+        _ = try Importer(archive: back).copy(from: postgres.store, as: nil)
+        #expect(try ArchiveCopyTests.workspaces(back) == ArchiveCopyTests.workspaces(source))
     }
 
     /// The command line, with a password-less URL as an organisation would pass it, and `--as`.

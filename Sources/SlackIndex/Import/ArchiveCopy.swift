@@ -86,15 +86,13 @@ extension Importer {
                 excludeArchived: false, after: nil, limit: .max
             ).map { ($0.conversation.id, $0.created) }, uniquingKeysWith: { first, _ in first })
         let workspaces = try source.workspaces()
-        // Conversations by the workspace their domain names (nil: none, or an archive of one workspace).
+        // Conversations by their workspace's team id (nil: the archive knows none, as after a dump).
         var groups: [String?: [ConversationInput]] = [:]
         for c in conversations {
             let input = ConversationInput(
                 slackID: c.id, kind: c.kind, name: c.name, created: created[c.id] ?? nil, topic: c.topic,
                 purpose: c.purpose, isArchived: c.isArchived, members: c.members)
-            let team = workspaces.first { $0.domain != nil && $0.domain == c.workspaceDomain }?.teamID
-                ?? (workspaces.count == 1 ? workspaces[0].teamID : nil)
-            groups[team, default: []].append(input)
+            groups[c.workspaceID, default: []].append(input)
         }
         var first = true
         for (team, inputs) in groups.sorted(by: { ($0.key ?? "") < ($1.key ?? "") }) {

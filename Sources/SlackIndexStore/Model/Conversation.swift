@@ -28,11 +28,13 @@ public struct Conversation: Sendable, Hashable, Codable {
     /// The workspace's name (domain, else team id) when another workspace in the archive holds a conversation of
     /// the same name; nil otherwise. `displayName` starts with it (`acme/#general`).
     public var workspace: String?
+    /// The Slack team id of the conversation's workspace, when the archive knows it (what `copy` keeps).
+    public var workspaceID: String?
 
     public init(
         rowID: Int64, id: String, kind: ConversationKind, name: String, topic: String? = nil,
         purpose: String? = nil, isArchived: Bool = false, members: [String] = [], workspaceDomain: String? = nil,
-        workspace: String? = nil
+        workspace: String? = nil, workspaceID: String? = nil
     ) {
         self.rowID = rowID
         self.id = id
@@ -44,6 +46,7 @@ public struct Conversation: Sendable, Hashable, Codable {
         self.members = members
         self.workspaceDomain = workspaceDomain
         self.workspace = workspace
+        self.workspaceID = workspaceID
     }
 
     /// How the conversation is shown to people: `#name` for channels, the members' handles for DMs and group DMs

@@ -37,7 +37,8 @@ extension PostgresArchive {
                 kind: ConversationKind(rawValue: try row.string("kind")) ?? .channel, name: try row.string("name"),
                 topic: try row.optionalString("topic"), purpose: try row.optionalString("purpose"),
                 isArchived: try row.bool("is_archived"), members: JSONText.strings(try row.string("members")) ?? [],
-                workspaceDomain: workspaceID.flatMap { byID[$0]?.domain })
+                workspaceDomain: workspaceID.flatMap { byID[$0]?.domain },
+                workspaceID: workspaceID.flatMap { byID[$0]?.teamID })
             all.append(Row(conversation: conversation, workspaceID: workspaceID, folder: try row.optionalString("folder")))
         }
         // The label: where another workspace exists and a conversation of the same name lies in another workspace.
