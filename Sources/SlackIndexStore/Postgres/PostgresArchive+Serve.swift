@@ -80,14 +80,17 @@ extension PostgresArchive {
             .prefix(max(0, limit)).map { $0 }
     }
 
-    /// Every conversation with the time the export says it was created.
+    /// Every conversation with the time the export says it was created, kept with the directory
+    /// (`PostgresDirectoryCache`): `serve` asks on every request that names a conversation.
     private func listings() throws -> [ConversationListing] {
-        var created: [Int64: Int64] = [:]
-        for row in try link.query("SELECT id, created FROM conversation WHERE created IS NOT NULL") {
-            created[try row.int("id")] = try row.int("created")
-        }
-        return try allConversations().map {
-            ConversationListing(conversation: $0.conversation, created: created[$0.conversation.rowID])
+        try directory.listings {
+            var created: [Int64: Int64] = [:]
+            for row in try link.query("SELECT id, created FROM conversation WHERE created IS NOT NULL") {
+                created[try row.int("id")] = try row.int("created")
+            }
+            return try allConversations().map {
+                ConversationListing(conversation: $0.conversation, created: created[$0.conversation.rowID])
+            }
         }
     }
 

@@ -15,6 +15,7 @@ final class PostgresDirectoryCache: Sendable {
         var conversations: (value: Conversations, at: ContinuousClock.Instant)?
         var users: (value: Users, at: ContinuousClock.Instant)?
         var names: (value: [String: String], at: ContinuousClock.Instant)?
+        var listings: (value: [ConversationListing], at: ContinuousClock.Instant)?
     }
 
     /// How long a read stays in use: how late another process's rename or new user may show.
@@ -31,6 +32,10 @@ final class PostgresDirectoryCache: Sendable {
 
     func names(_ load: () throws -> [String: String]) throws -> [String: String] {
         try cached(\.names, load)
+    }
+
+    func listings(_ load: () throws -> [ConversationListing]) throws -> [ConversationListing] {
+        try cached(\.listings, load)
     }
 
     /// Forgets everything (a write of this process changed users or conversations).
