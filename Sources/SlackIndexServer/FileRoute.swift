@@ -86,7 +86,7 @@ enum FileRoute {
     private static func admit(
         _ request: Request, parameters: [String: String], api: SlackAPI, ui: WebUI?
     ) async -> Result<APICaller, Refusal> {
-        guard let caller = SlackAPIServer.caller(of: request, parameters: parameters, ui: ui) else {
+        guard let caller = await SlackAPIServer.caller(of: request, parameters: parameters, ui: ui) else {
             return .failure(Refusal(response: notFound()))
         }
         if let wait = await api.limiter.acquire(caller.rateKey) {

@@ -75,6 +75,8 @@ public final class SlackAPI: Sendable {
     /// The roles the API reads: conversations, users and what a token sees; timelines; the tokens themselves; the
     /// files fetched; avatars and custom emoji.
     package let archive: any Directory & Timelines & TokenStore & FileArchive & WorkspaceImages
+    /// How the archive was opened: read-only, it cannot keep the web UI's sessions (`SessionStore`).
+    let access: Archive.Access
     public let configuration: SlackAPIConfiguration
     let limiter: RateLimiter
     let engine: SearchEngine
@@ -96,6 +98,7 @@ public final class SlackAPI: Sendable {
 
     public init(archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration()) {
         self.archive = archive.store
+        access = archive.access
         self.configuration = configuration
         engine = SearchEngine(archive: archive)
         searchPool = NIOThreadPool(numberOfThreads: max(1, configuration.searchThreads))
@@ -229,6 +232,15 @@ public final class SlackAPI: Sendable {
             return success(try work())
         } catch let failure as APIFailure {
             return SlackAPI.failure(failure.code, messages: failure.messages)
+        } catch StoreError.primaryUnavailable {
+            // A write while the PostgreSQL primary does not answer (reads go on from the replica).
+            var refused = SlackAPI.failure(
+                "service_unavailable",
+                messages: ["the archive's primary database does not answer: nothing can be written until it does "
+                    + "or its replica is promoted"])
+            refused.status = 503
+            refused.retryAfter = 10
+            return refused
         } catch {
             return SlackAPI.failure("internal_error")
         }

@@ -9,6 +9,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import SlackIndex
 
@@ -68,7 +69,8 @@ public enum SlackAPIServer {
         router.get("/emoji/:id") { request, context in
             try await FileRoute.respondImage(.emoji, to: request, context: context, api: api, ui: ui)
         }
-        router.get("/healthz") { _, _ in health(of: api) }
+        // The archive is asked off the event loop: a server that does not answer takes up to its connect timeout.
+        router.get("/healthz") { _, _ in try await NIOThreadPool.singleton.runIfActive { health(of: api) } }
         ui?.addRoutes(to: router, api: api)
         return router
     }
@@ -173,7 +175,7 @@ public enum SlackAPIServer {
 
     /// Who a request is for: its `Authorization: Bearer` token, else its `token` argument, else (when `ui` is on)
     /// its web UI session cookie's token; nil for none.
-    static func caller(of request: Request, parameters: [String: String], ui: WebUI?) -> APICaller? {
+    static func caller(of request: Request, parameters: [String: String], ui: WebUI?) async -> APICaller? {
         var bearer: String?
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
@@ -182,13 +184,15 @@ public enum SlackAPIServer {
             }
         }
         let presented = bearer.flatMap { $0.isEmpty ? nil : $0 } ?? parameters["token"].flatMap { $0.isEmpty ? nil : $0 }
-        return presented.map { APICaller.presented($0) } ?? ui?.caller(cookieHeader: request.headers[.cookie])
+        if let presented { return .presented(presented) }
+        return await ui?.caller(cookieHeader: request.headers[.cookie])
     }
 
     /// `GET /healthz`, for load balancers and monitors, without a token: 200 and
     /// `{"ok":true,"backend":"sqlite|postgresql","schema":"…"}` when the archive answers (its newest migration read
-    /// from it), else 503 and `{"ok":false,"error":"archive_unreachable"}`. Says nothing of the archive's contents
-    /// or location.
+    /// from it, on the replica when there is one), with `"replica":{"answers","in_recovery","lag_seconds"}` under
+    /// `serve --replica`; else 503 and `{"ok":false,"error":"archive_unreachable"}`. Says nothing of the archive's
+    /// contents or location.
     static func health(of api: SlackAPI) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
         let backend = Archive.isDatabaseServer(api.archive.path) ? "postgresql" : "sqlite"
@@ -198,9 +202,16 @@ public enum SlackAPIServer {
                 status: .serviceUnavailable, headers: headers,
                 body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":false,"error":"archive_unreachable"}"#)))
         }
-        let body = JSONValue.object([
+        var members: [(String, JSONValue)] = [
             ("ok", .bool(true)), ("backend", .string(backend)), ("schema", .string(schema)),
-        ]).serialized
+        ]
+        if let replica = api.archive.replicaStatus() {
+            members.append(("replica", .object([
+                ("answers", .bool(replica.answers)), ("in_recovery", .bool(replica.inRecovery)),
+                ("lag_seconds", replica.lagSeconds.map { .double($0) } ?? .null),
+            ])))
+        }
+        let body = JSONValue.object(members).serialized
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
@@ -220,7 +231,7 @@ public enum SlackAPIServer {
             let fields = type.contains("json") ? APIParameters.json(text) : APIParameters.form(text)
             parameters.merge(fields) { _, body in body }
         }
-        let caller = caller(of: request, parameters: parameters, ui: ui)
+        let caller = await caller(of: request, parameters: parameters, ui: ui)
         let answer = await api.call(method, parameters: parameters, caller: caller)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .xContentTypeOptions: "nosniff"]
         if let retryAfter = answer.retryAfter { headers[.retryAfter] = String(retryAfter) }

@@ -25,9 +25,15 @@ public final class Archive: Sendable {
     /// - Throws: `StoreError.cannotOpen` with the path and the reason; `.newerArchive` when a newer version
     ///   migrated it; for `.readOnly`, `.noArchive` when nothing is at `path` and `.needsUpgrade` when the archive
     ///   needs a migration.
-    public init(path: String, access: Access = .readWrite) throws {
+    /// - Parameter replica: a PostgreSQL hot standby of `path`'s database for reads (`serve --replica`): reads go
+    ///   there while it answers, writes to `path`; see `PostgresLink`. Only with a PostgreSQL `path`.
+    public init(path: String, access: Access = .readWrite, replica: String? = nil) throws {
         if Archive.isDatabaseServer(path) {
-            store = try PostgresArchive(location: path, access: access)
+            store = try PostgresArchive(location: path, access: access, replica: replica)
+        } else if let replica {
+            throw StoreError.cannotOpen(
+                path: Archive.shownLocation(replica),
+                reason: "a replica is a PostgreSQL hot standby, for an archive on PostgreSQL (--db postgresql://…)")
         } else {
             store = try SQLiteArchive(path: path, access: access)
         }

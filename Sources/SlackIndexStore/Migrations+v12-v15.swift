@@ -160,4 +160,10 @@ extension Migrations {
     static func v17FileThumbnails(_ db: Database) throws {
         try SQLiteArchive.createFileThumbTable(db)
     }
+
+    /// Migration v18 (`webSessions`): the web UI's sessions, so that every `serve` over the archive knows them
+    /// (`SQLiteArchive.startSession`).
+    static func v18WebSessions(_ db: Database) throws {
+        try db.execute(sql: WebSession.sqliteTable)
+    }
 }

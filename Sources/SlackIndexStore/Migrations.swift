@@ -23,6 +23,7 @@ enum Migrations {
         (fileBlobs, v15FileBlobs),
         (workspaceImages, v16WorkspaceImages),
         (fileThumbnails, v17FileThumbnails),
+        (webSessions, v18WebSessions),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -39,6 +40,9 @@ enum Migrations {
 
     /// The migration that adds image files' thumbnails (v17): a new table, no layout of old data changed.
     static let fileThumbnails = "v17 file thumbnails"
+
+    /// The migration that keeps the web UI's sessions in the archive (v18): a new table, no layout of old data changed.
+    static let webSessions = "v18 web sessions"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"

@@ -122,7 +122,7 @@ extension SQLiteArchive {
         }
     }
 
-    /// Removes a token; requests carrying it fail with `invalid_auth` from then on.
+    /// Removes a token and its web UI sessions; requests carrying it fail with `invalid_auth` from then on.
     ///
     /// - Throws: `TokenError.unknownToken` when there is no token with that id.
     /// - Complexity: O(log n).
@@ -130,6 +130,7 @@ extension SQLiteArchive {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM api_token WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw TokenError.unknownToken(id) }
+            try db.execute(sql: "DELETE FROM web_session WHERE token_id = ?", arguments: [id])
         }
     }
 

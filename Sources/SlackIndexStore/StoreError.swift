@@ -25,6 +25,9 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case databaseFailed(path: String, reason: String)
     /// An operation the archive's backend does not have yet (PostgreSQL: docs/postgresql.md).
     case notOnPostgreSQL(operation: String, path: String)
+    /// A write while the PostgreSQL primary does not answer and its standby (`serve --replica`) is not promoted:
+    /// reads go on from the standby.
+    case primaryUnavailable(path: String, reason: String)
 
     /// `error` told in the store's words when it is any of SQLite's errors, else nil: a command's last resort,
     /// so that no raw SQLite error reaches the user (issue 47).
@@ -107,6 +110,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
                 ? "The archive \(path) could not be used (PostgreSQL: \(reason))."
                 : "The archive \(path) could not be used (SQLite: \(reason)). Run `slackindex check` to see whether "
                     + "it is damaged."
+        case .primaryUnavailable(let path, let reason):
+            "The primary of the archive \(path) does not answer (\(reason)): reads go on from the replica, but "
+                + "nothing can be written (sign-ins, sign-outs) until the primary answers again or the replica is "
+                + "promoted (pg_ctl promote); then try again."
         case .notOnPostgreSQL(let operation, let path):
             "Not available on PostgreSQL yet: \(operation) (archive \(path)). Use an SQLite archive for it; "
                 + "docs/postgresql.md lists what works."

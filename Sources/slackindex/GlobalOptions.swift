@@ -28,8 +28,11 @@ struct GlobalOptions: ParsableArguments {
     /// Opens the archive: read-only for commands that only read (no file is created or migrated, and a
     /// read-only file, folder or mount works). A write-open that upgraded an archive of an older version says how
     /// to give the old layout's space back (`upgrade` does that itself, `vacuumHint: false`).
-    func openArchive(_ access: Archive.Access = .readWrite, vacuumHint: Bool = true) throws -> Archive {
-        let archive = try Archive(path: databasePath, access: access)
+    /// - Parameter replica: a PostgreSQL hot standby for reads (`serve --replica`).
+    func openArchive(_ access: Archive.Access = .readWrite, vacuumHint: Bool = true, replica: String? = nil) throws
+        -> Archive
+    {
+        let archive = try Archive(path: databasePath, access: access, replica: replica)
         if archive.store.upgradedOnOpen && vacuumHint {
             Output.error(
                 "note: the archive was upgraded for this version; `slackindex upgrade --vacuum` gives the space its "
@@ -40,11 +43,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// Opens an archive that must already exist, read-write: for commands that write to what an import made
     /// (`serve`, `token`) and must not leave an empty archive behind when pointed at the wrong path.
-    func openExistingArchive(vacuumHint: Bool = true) throws -> Archive {
+    func openExistingArchive(vacuumHint: Bool = true, replica: String? = nil) throws -> Archive {
         guard Archive.isDatabaseServer(databasePath) || FileManager.default.fileExists(atPath: databasePath) else {
             throw StoreError.noArchive(path: databasePath)
         }
-        return try openArchive(vacuumHint: vacuumHint)
+        return try openArchive(vacuumHint: vacuumHint, replica: replica)
     }
 }
 

@@ -81,6 +81,14 @@ struct ServeCommand: AsyncParsableCommand {
             "Open the archive read-only: never written or upgraded; works on a read-only file, folder or mount."))
     var readOnly = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL hot standby of --db's database (postgresql://…): reads go there while it answers, writes "
+                + "(sign-ins) to --db; with the primary down, reads go on from it, and a promoted standby takes the "
+                + "writes without a restart.",
+            valueName: "url"))
+    var replica: String?
+
     @Option(help: ArgumentHelp("The web UI at /: on or off (off serves the API alone).", valueName: "on|off"))
     var ui: UIMode = .on
 
@@ -166,7 +174,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let (host, port) = Self.address(listen), let limit = RateLimit(parsing: rateLimit) else { return }
-        let archive = try readOnly ? global.openArchive(.readOnly) : global.openExistingArchive()
+        let archive = try readOnly
+            ? global.openArchive(.readOnly, replica: replica) : global.openExistingArchive(replica: replica)
         if !SlackAPIServer.isLoopback(host) {
             Output.error(
                 "warning: listening on \(host), which other machines may reach: anyone with a token can read "

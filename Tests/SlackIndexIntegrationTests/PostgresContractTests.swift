@@ -509,6 +509,27 @@ struct PostgresContractTests {
         #expect(try postgres.store.syncThreads().isEmpty && sqlite.store.syncThreads().isEmpty)
     }
 
+    /// Two syncs of one workspace into one PostgreSQL archive at once (each with its own connections, as two
+    /// `slackindex sync` processes; the schema made by whichever opens first): nothing lost or doubled, the same
+    /// directory and pages as one sync into SQLite, and the sync queue empty (issue 51).
+    @Test func twoSyncsAtOnceLoseNothing() async throws {
+        let server = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let (source, token) = try LiveSyncTests.source()
+        let served = try await LiveSyncTests.start(source)
+        let sqlite = try TestSupport.makeArchive()
+        _ = try await LiveSyncTests.sync(sqlite, from: served, token: token, pageSize: 40)
+        let location = try server.database()
+        async let first = LiveSyncTests.sync(try Archive(path: location), from: served, token: token, pageSize: 40)
+        async let second = LiveSyncTests.sync(try Archive(path: location), from: served, token: token, pageSize: 40)
+        let runs = try await [first, second]
+        await served.stop()
+        for run in runs { #expect(run.stopped == nil && run.refused.isEmpty, "\(run)") }
+        let postgres = try Archive(path: location)
+        try Self.expectSameDirectory(sqlite, postgres)
+        try Self.expectSamePages(sqlite, postgres)
+        #expect(try postgres.store.syncThreads().isEmpty)
+    }
+
     /// Reaction events in pages (`reaction_added` / `reaction_removed`): applied once, kept until their message
     /// arrives, removed; both backends show the same reactions and find the same messages by them.
     @Test func reactionEventsGiveTheSameReactions() throws {

@@ -111,10 +111,15 @@ import Testing
             try await client.execute(
                 uri: "/ui/signin", method: .post, body: ByteBuffer(string: "token=\(token)")
             ) { cookie = try Self.cookiePair($0.headers[.setCookie]) }
+            try await client.execute(uri: "/api/auth.test", method: .get, headers: [.cookie: cookie]) {
+                let user = try Self.json($0.body)["user_id"] as? String
+                #expect(user == APIFixture.outsider)
+            }
             try f.archive.revokeToken(id: record.id)
+            // The revocation ended the session (as an expired one: no credentials left), wherever it was made.
             try await client.execute(uri: "/api/auth.test", method: .get, headers: [.cookie: cookie]) {
                 let value = try Self.json($0.body)["error"] as? String
-                #expect(value == "invalid_auth")
+                #expect(value == "not_authed")
             }
             try await client.execute(uri: "/", method: .get, headers: [.cookie: cookie]) {
                 #expect(String(buffer: $0.body).contains(#"name="token""#), "back to the sign-in form")

@@ -145,3 +145,74 @@ final class PostgresTestServer: Sendable {
         init(_ description: String) { self.description = description }
     }
 }
+
+/// A PostgreSQL 15 primary and a streaming hot standby of it (`pg_basebackup -R -X stream`), each on a free loopback
+/// port in a temporary folder of its own, owned by nobody when the tests run as root: for the tests of `serve
+/// --replica`, which stop the primary and promote the standby (so never the shared server). Stopped and removed by
+/// `stop()`.
+final class PostgresReplicaPair: Sendable {
+    let folder: URL
+    let primaryPort: Int
+    let standbyPort: Int
+    let user = "postgres"
+    /// The database both hold (made on the primary before the standby was copied).
+    let database = "archive"
+
+    init() throws {
+        let binaries = PostgresTestServer.binaries
+        guard FileManager.default.isExecutableFile(atPath: binaries + "/pg_basebackup") else {
+            throw PostgresTestServer.ServerError("\(binaries)/pg_basebackup is missing (Debian's postgresql-15)")
+        }
+        folder = URL(fileURLWithPath: "/tmp/slackindex-pgpair-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            guard chown(folder.path, 65534, 65534) == 0 else { throw PostgresTestServer.ServerError("cannot chown") }
+        }
+        primaryPort = try PostgresTestServer.freePort()
+        var standby = try PostgresTestServer.freePort()
+        while standby == primaryPort { standby = try PostgresTestServer.freePort() }
+        standbyPort = standby
+        // initdb's pg_hba.conf lets replication connections from 127.0.0.1 in with --auth=trust.
+        try PostgresTestServer.run(
+            binaries + "/initdb", ["-D", data("primary"), "--auth=trust", "-U", user, "--encoding=UTF8", "--locale=C.UTF-8"])
+        try start("primary", port: primaryPort)
+        try PostgresTestServer.run(
+            binaries + "/createdb", ["-h", "127.0.0.1", "-p", "\(primaryPort)", "-U", user, database])
+        try PostgresTestServer.run(
+            binaries + "/pg_basebackup",
+            ["-h", "127.0.0.1", "-p", "\(primaryPort)", "-U", user, "-D", data("standby"), "-R", "-X", "stream"])
+        try start("standby", port: standbyPort)
+    }
+
+    var primaryURL: String { "postgresql://\(user)@127.0.0.1:\(primaryPort)/\(database)" }
+    var standbyURL: String { "postgresql://\(user)@127.0.0.1:\(standbyPort)/\(database)" }
+
+    private func data(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    private func start(_ name: String, port: Int) throws {
+        try PostgresTestServer.run(
+            PostgresTestServer.binaries + "/pg_ctl",
+            [
+                "-D", data(name), "-l", folder.appendingPathComponent("\(name).log").path, "-w", "-t", "60", "-o",
+                "-c listen_addresses=127.0.0.1 -p \(port) -k \(folder.path) -c fsync=off", "start",
+            ])
+    }
+
+    /// Stops the primary at once (as a crash would: `-m immediate`).
+    func stopPrimary() throws {
+        try PostgresTestServer.run(PostgresTestServer.binaries + "/pg_ctl", ["-D", data("primary"), "-m", "immediate", "stop"])
+    }
+
+    /// Promotes the standby to a primary and waits until it takes writes.
+    func promoteStandby() throws {
+        try PostgresTestServer.run(PostgresTestServer.binaries + "/pg_ctl", ["-D", data("standby"), "-w", "promote"])
+    }
+
+    /// Stops both servers (whichever still run) and removes the folder.
+    func stop() {
+        for name in ["primary", "standby"] {
+            try? PostgresTestServer.run(PostgresTestServer.binaries + "/pg_ctl", ["-D", data(name), "-m", "immediate", "stop"])
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+}

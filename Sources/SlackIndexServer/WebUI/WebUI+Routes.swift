@@ -67,13 +67,14 @@ extension WebUI {
     /// a token) and `/ui/signout` to `router`. Sign-in and sign-out refuse requests from other sites
     /// (`isSameOrigin`).
     func addRoutes(to router: Router<ServeRequestContext>, api: SlackAPI) {
+        keepSessions(for: api)
         router.get("/") { request, _ in try await self.home(request, api: api) }
         router.get("/ui/app.js") { request, _ in WebUI.serve(.script, for: request) }
         router.get("/ui/app.css") { request, _ in WebUI.serve(.styles, for: request) }
         router.get("/ui/emoji.txt") { request, _ in WebUI.serve(.emoji, for: request) }
         router.get("/ui/signin") { request, _ in
             guard WebUI.isSameOrigin(request) else { return WebUI.crossSiteRefusal(of: "sign-in") }
-            return self.redeem(request)
+            return await self.redeem(request)
         }
         router.post("/ui/signin") { request, context in
             guard WebUI.isSameOrigin(request) else { return WebUI.crossSiteRefusal(of: "sign-in") }
@@ -81,7 +82,11 @@ extension WebUI {
         }
         router.post("/ui/signout") { request, _ in
             guard WebUI.isSameOrigin(request) else { return WebUI.crossSiteRefusal(of: "sign-out") }
-            self.endSession(cookieHeader: request.headers[.cookie])
+            do {
+                try await self.endSession(cookieHeader: request.headers[.cookie])
+            } catch {
+                return WebUI.signInPage(error: WebUI.cannotWrite(error, doing: "sign out"), status: .serviceUnavailable)
+            }
             return WebUI.redirect(cookie: "\(WebUI.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
         }
     }
@@ -117,7 +122,7 @@ extension WebUI {
     /// `/`: the app for a signed-in browser, else the sign-in form.
     private func home(_ request: Request, api: SlackAPI) async throws -> Response {
         let signedIn: Bool
-        switch caller(cookieHeader: request.headers[.cookie]) {
+        switch await caller(cookieHeader: request.headers[.cookie]) {
         case .record: signedIn = true
         case .presented(let token):
             signedIn = (try? await NIOThreadPool.singleton.runIfActive { try api.archive.verifyToken(token) }) != nil
@@ -142,14 +147,35 @@ extension WebUI {
             return refused
         }
         let record = try? await NIOThreadPool.singleton.runIfActive { try api.archive.verifyToken(token) }
-        guard record != nil else {
+        guard let record = record ?? nil else {
             return WebUI.signInPage(error: "That is not a token of this archive.", status: .unauthorized)
         }
-        return WebUI.redirect(cookie: WebUI.sessionCookie(startSession(.token(token))))
+        return await signedIn(.token(token, record: record))
+    }
+
+    /// The redirect that sets a new session's cookie, or the sign-in page with a 503 when the archive cannot keep
+    /// the session (its PostgreSQL primary does not answer).
+    private func signedIn(_ session: Session) async -> Response {
+        do {
+            return WebUI.redirect(cookie: WebUI.sessionCookie(try await startSession(session)))
+        } catch {
+            var refused = WebUI.signInPage(error: WebUI.cannotWrite(error, doing: "sign in"), status: .serviceUnavailable)
+            refused.headers[.retryAfter] = "10"
+            return refused
+        }
+    }
+
+    /// Why a sign-in or sign-out could not be kept, for the page: the archive cannot be written now.
+    static func cannotWrite(_ error: any Error, doing action: String) -> String {
+        if case StoreError.primaryUnavailable = error {
+            return "You cannot \(action) right now: the archive's primary database does not answer (reading goes on "
+                + "for those signed in). Try again in a minute."
+        }
+        return "You cannot \(action) right now: the archive could not be written. Try again in a minute."
     }
 
     /// `GET /ui/signin?code=…`: the owner's one-time link.
-    private func redeem(_ request: Request) -> Response {
+    private func redeem(_ request: Request) async -> Response {
         let code = APIParameters.form(request.uri.query ?? "")["code"] ?? ""
         guard let record = redeem(code: code) else {
             return WebUI.signInPage(
@@ -157,7 +183,7 @@ extension WebUI {
                     + "(kill -USR1 PID, as it printed), or sign in with a token.",
                 status: .unauthorized)
         }
-        return WebUI.redirect(cookie: WebUI.sessionCookie(startSession(.owner(record))))
+        return await signedIn(.owner(record))
     }
 
     static func sessionCookie(_ id: String) -> String {

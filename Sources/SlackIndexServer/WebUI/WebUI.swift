@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOPosix
 import SlackIndex
 import Synchronization
 
@@ -9,9 +10,10 @@ import Synchronization
 ///
 /// A session stands for a token: the API answers a request carrying the cookie exactly as it would answer the
 /// token (same verification, access rules and rate limit), so the UI cannot show what the token could not read.
-/// A session made with a token re-checks that token on every request (revoking it signs the browser out); the
-/// archive owner's session (`oneTimeSignInPath`, for `serve --open`) carries an admin token record kept in memory
-/// only. Sessions live in memory: restarting `serve` signs everyone out.
+/// A session made with a token reads that token back on every request (revoking it signs the browser out); the
+/// archive owner's session (`oneTimeSignInPath`, for `serve --open`) carries an admin token record. Sessions live in
+/// the archive (`ArchiveSessions`): every `serve` over it answers them, and a restart signs no one out; over an
+/// archive opened read-only they live in this process (`MemorySessions`).
 ///
 /// Sign-ins are rate-limited per token and per client address; each token holds at most
 /// `Limits.sessionsPerToken` sessions (its next sign-in ends its own oldest, never another token's or the owner's);
@@ -41,27 +43,28 @@ public final class WebUI: Sendable {
     /// The holder the owner's sessions count against (`SessionTable`); no token is this string.
     static let ownerHolder = "owner (serve --open)"
 
-    /// What a session stands for.
+    /// What a session stands for: a token (as presented, with its record), or the owner's admin record.
     enum Session: Sendable {
-        case token(String)
+        case token(String, record: APIToken)
         case owner(APIToken)
     }
 
     let limits: Limits
-    /// Time elapsed since any fixed origin (injected by tests, so that expiry takes no waiting).
+    /// Wall time (sessions are shared by the servers over one archive; injected by tests, so that expiry takes no
+    /// waiting).
     private let now: @Sendable () -> Duration
-    private let sessions: Mutex<SessionTable>
+    /// In memory until `addRoutes` gives the archive (`SessionStore`).
+    private let sessions: Mutex<any SessionStore>
     private let codes = Mutex<[String: (token: APIToken, expires: Duration)]>([:])
     let signInsByToken: RateLimiter
     let signInsByAddress: RateLimiter
 
-    /// - Parameter now: the clock of session expiry and sign-in limits; nil reads `ContinuousClock`.
+    /// - Parameter now: the clock of session expiry and sign-in limits; nil reads the wall clock (time since 1970).
     public init(limits: Limits = Limits(), now: (@Sendable () -> Duration)? = nil) {
-        let now = now ?? RateLimiter.continuousTime()
+        let now = now ?? { .nanoseconds(Int64(Date().timeIntervalSince1970 * 1e9)) }
         self.limits = limits
         self.now = now
-        sessions = Mutex(
-            SessionTable(perHolder: limits.sessionsPerToken, idle: limits.sessionIdle, lifetime: limits.sessionLifetime))
+        sessions = Mutex(MemorySessions(limits: limits))
         signInsByToken = RateLimiter(limit: limits.signInsPerToken, now: now)
         signInsByAddress = RateLimiter(limit: limits.signInsPerAddress, now: now)
     }
@@ -82,34 +85,37 @@ public final class WebUI: Sendable {
         return "/ui/signin?code=" + code
     }
 
-    /// The caller a request's cookie names, if it names a live session (which counts as a use of it).
-    func caller(cookieHeader: String?) -> APICaller? {
+    /// Keeps the sessions in `api`'s archive from now on, unless it was opened read-only.
+    func keepSessions(for api: SlackAPI) {
+        guard api.access == .readWrite else { return }
+        sessions.withLock { $0 = ArchiveSessions(archive: api.archive, limits: limits) }
+    }
+
+    /// The caller a request's cookie names, if it names a live session (which counts as a use of it); nil also
+    /// when the archive cannot be read.
+    func caller(cookieHeader: String?) async -> APICaller? {
         guard let id = WebUI.cookie(WebUI.cookieName, in: cookieHeader) else { return nil }
-        let time = now()
-        guard let session = sessions.withLock({ $0.use(id, at: time) }) else { return nil }
-        switch session {
-        case .token(let token): return .presented(token)
-        case .owner(let record): return .record(record, key: "session " + id)
-        }
+        let (store, time) = (sessions.withLock { $0 }, now())
+        return try? await NIOThreadPool.singleton.runIfActive { try store.caller(id, at: time) } ?? nil
     }
 
     /// Starts a session and returns its id; past `Limits.sessionsPerToken`, the same token's oldest session ends.
-    func startSession(_ session: Session) -> String {
+    ///
+    /// - Throws: the archive's error when it cannot keep it (`StoreError.primaryUnavailable`).
+    func startSession(_ session: Session) async throws -> String {
         let id = WebUI.randomID()
-        let holder: String
-        switch session {
-        case .token(let token): holder = "token " + token
-        case .owner: holder = WebUI.ownerHolder
-        }
-        let time = now()
-        sessions.withLock { $0.insert(id, session, holder: holder, at: time) }
+        let (store, time) = (sessions.withLock { $0 }, now())
+        try await NIOThreadPool.singleton.runIfActive { try store.start(id, session, at: time) }
         return id
     }
 
     /// Ends the session a cookie names.
-    func endSession(cookieHeader: String?) {
+    ///
+    /// - Throws: the archive's error when it cannot end it.
+    func endSession(cookieHeader: String?) async throws {
         guard let id = WebUI.cookie(WebUI.cookieName, in: cookieHeader) else { return }
-        sessions.withLock { $0.remove(id) }
+        let store = sessions.withLock { $0 }
+        try await NIOThreadPool.singleton.runIfActive { try store.end(id) }
     }
 
     /// Takes a one-time code: its token record, once, before it expires.

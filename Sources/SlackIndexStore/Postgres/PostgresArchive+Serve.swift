@@ -28,11 +28,13 @@ extension PostgresArchive {
 
     /// The record of a presented token, or nil when it is not one of the archive's (one lookup on the hash's
     /// unique index).
+    /// With a replica, a token it does not have yet (made a moment ago) is asked of the primary too.
     package func verifyToken(_ token: String) throws -> APIToken? {
         guard token.hasPrefix(Archive.tokenPrefix) else { return nil }
-        return try link.query(
-            "SELECT id, user_id, is_admin, created, label FROM api_token WHERE hash = $1", .of(APIToken.hash(token))
-        ).first.map(Self.token)
+        let sql = "SELECT id, user_id, is_admin, created, label FROM api_token WHERE hash = $1"
+        var rows = try link.query(sql, .of(APIToken.hash(token)))
+        if rows.isEmpty, link.readsElsewhere { rows = (try? link.query(sql, .of(APIToken.hash(token)), on: .primary)) ?? [] }
+        return try rows.first.map(Self.token)
     }
 
     /// Every token, oldest first.
@@ -40,12 +42,15 @@ extension PostgresArchive {
         try link.query("SELECT id, user_id, is_admin, created, label FROM api_token ORDER BY id").map(Self.token)
     }
 
-    /// Removes a token.
+    /// Removes a token and its web UI sessions.
     ///
     /// - Throws: `TokenError.unknownToken` when there is no token with that id.
     package func revokeToken(id: Int64) throws {
-        let gone = try link.query("DELETE FROM api_token WHERE id = $1 RETURNING id", .of(id))
-        if gone.isEmpty { throw TokenError.unknownToken(id) }
+        try link.transaction {
+            let gone = try link.query("DELETE FROM api_token WHERE id = $1 RETURNING id", .of(id))
+            if gone.isEmpty { throw TokenError.unknownToken(id) }
+            try link.query("DELETE FROM web_session WHERE token_id = $1", .of(id))
+        }
     }
 
     private static func token(_ row: PostgresRandomAccessRow) throws -> APIToken {

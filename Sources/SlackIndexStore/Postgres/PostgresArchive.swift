@@ -26,14 +26,22 @@ package final class PostgresArchive: ArchiveStore {
     ///
     /// - Throws: `StoreError.cannotOpen` (server down, wrong password, missing database: the host and database
     ///   named, never the password), `.noArchive`, `.needsUpgrade`, `.newerArchive`.
-    package init(location: String, access: Archive.Access) throws {
+    /// - Parameter replica: a hot standby of the same database for reads (`PostgresLink`).
+    package init(location: String, access: Archive.Access, replica: String? = nil) throws {
         guard let parsed = try PostgresLocation(location) else {
             throw StoreError.cannotOpen(path: location, reason: "it is not a PostgreSQL URL")
+        }
+        let standby = try replica.map { replica in
+            guard let standby = try PostgresLocation(replica) else {
+                throw StoreError.cannotOpen(
+                    path: replica, reason: "a replica is named by a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE)")
+            }
+            return standby
         }
         path = parsed.redacted
         self.access = access
         owner = nil
-        link = try PostgresLink(parsed, maxConnections: Self.readConnections)
+        link = try PostgresLink(parsed, maxConnections: Self.readConnections, replica: standby)
         do {
             if access == .readOnly {
                 try PostgresSchema.checkCurrent(link)
@@ -125,6 +133,9 @@ extension PostgresArchive {
         throw unavailable("check")
     }
     package func attachmentProblems() throws -> [String: Int] { throw unavailable("check") }
+    package func replicaStatus() -> ReplicaStatus? {
+        link.standbyStatus().map { ReplicaStatus(answers: $0.answers, inRecovery: $0.inRecovery, lagSeconds: $0.lagSeconds) }
+    }
     package func schemaVersion() throws -> String {
         try link.query("SELECT name FROM slackindex_migration ORDER BY applied_at DESC, name DESC LIMIT 1")
             .first?.string("name") ?? ""

@@ -24,11 +24,26 @@ import Synchronization
 /// - Reconnecting: a connection found closed (the server restarted, an administrator ended it, the network
 ///   dropped it) is let go; a statement outside a transaction is tried once more on a new connection, so `serve`
 ///   answers again as soon as the server does. Inside a transaction the error is thrown: the transaction is gone.
-final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` are used only under `state`
+/// - A hot standby (`replica`): statements that only read (`Route.of`) go to a second pool on the standby, those
+///   that write and every statement of a transaction to the primary. A standby that does not answer is left for
+///   `standbyRest` and its reads go to the primary; a primary that does not answer sends reads to the standby and
+///   refuses writes with `StoreError.primaryUnavailable`, until it answers again or the standby is promoted: the
+///   link then takes the promoted server as its primary (`followPromotedStandby`), without a restart.
+final class PostgresLink: @unchecked Sendable {  // `idle`, `open`, `pinned`, `primary`… are used only under `state`
     private let group: MultiThreadedEventLoopGroup
     private let executor = PostgresLinkExecutor()
     private let logger = Logger(label: "slackindex.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
-    private let configuration: PostgresConnection.Configuration
+    /// The server this pool connects to (the promoted standby's, once one was followed) and its location.
+    private var primary: (configuration: PostgresConnection.Configuration, location: PostgresLocation)
+    /// Counts the primaries followed: a connection opened to an earlier one is let go when it comes back.
+    private var generation = 0
+    private var generations: [ObjectIdentifier: Int] = [:]
+    /// The hot standby's pool, when there is one (`serve --replica`), and until when it is left alone after it
+    /// failed to answer.
+    private let standby: PostgresLink?
+    private var standbyResting: ContinuousClock.Instant?
+    /// How long a standby that did not answer is left before reads try it again.
+    static let standbyRest: Duration = .seconds(5)
     /// Connections open at most.
     let maxConnections: Int
     /// Whether a statement outside a transaction is tried again on a new connection when its connection was lost.
@@ -41,8 +56,11 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     private var connectionIDs = 0
     /// The connection of each thread inside a transaction, and how deep its nested transactions go.
     private var pinned: [pthread_t: (connection: PostgresConnection, depth: Int)] = [:]
-    /// For messages: the server and database, never the password.
-    let location: PostgresLocation
+    /// For messages: the server and database, never the password (the primary's: a promoted standby's once one
+    /// was followed).
+    var location: PostgresLocation { state.withLock { primary.location } }
+    /// Whether reads may go elsewhere than writes (a standby), so that one may not see a write yet.
+    var readsElsewhere: Bool { standby != nil }
 
     /// Connects and authenticates one connection (so that a wrong password or a missing database is said at once).
     ///
@@ -50,16 +68,16 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     ///   - maxConnections: connections the pool may open (1: every call waits for the one before it).
     ///   - reconnects: see `reconnects`.
     /// - Throws: `StoreError.cannotOpen` naming the host and database (never the password) with the server's reason.
-    init(_ location: PostgresLocation, maxConnections: Int = 1, reconnects: Bool = true) throws {
-        self.location = location
+    ///   - replica: a hot standby for reads (see the type's notes); it may be down now: it is tried when read from.
+    init(
+        _ location: PostgresLocation, maxConnections: Int = 1, reconnects: Bool = true,
+        replica: PostgresLocation? = nil
+    ) throws {
         self.maxConnections = max(1, maxConnections)
         self.reconnects = reconnects
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: .disable)
-        configuration.options.connectTimeout = .seconds(10)
-        self.configuration = configuration
+        primary = (Self.configuration(location), location)
+        standby = try replica.map { try PostgresLink(standby: $0, maxConnections: maxConnections) }
         do {
             idle = [try connect()]
             open = 1
@@ -67,6 +85,23 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
             try? group.syncShutdownGracefully()
             throw StoreError.cannotOpen(path: location.redacted, reason: PostgresLink.reason(error))
         }
+    }
+
+    /// A standby's pool: nothing is connected until it is read from.
+    private init(standby location: PostgresLocation, maxConnections: Int) throws {
+        self.maxConnections = max(1, maxConnections)
+        reconnects = true
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        primary = (Self.configuration(location), location)
+        standby = nil
+    }
+
+    private static func configuration(_ location: PostgresLocation) -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
     }
 
     deinit {
@@ -79,14 +114,16 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
 
     /// A new connection.
     private func connect() throws -> PostgresConnection {
-        let id = state.withLock {
+        let (id, settings, made) = state.withLock {
             connectionIDs += 1
-            return connectionIDs
+            return (connectionIDs, primary.configuration, generation)
         }
-        let (eventLoop, settings, logger) = (group.next(), configuration, logger)
-        return try Self.block(executor) {
+        let (eventLoop, logger) = (group.next(), logger)
+        let connection = try Self.block(executor) {
             try await PostgresConnection.connect(on: eventLoop, configuration: settings, id: id, logger: logger)
         }
+        state.withLock { generations[ObjectIdentifier(connection)] = made }
+        return connection
     }
 
     /// Runs `body` on the link's executor and blocks the calling thread until it is done; with `watching`, stops
@@ -135,6 +172,7 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
             // sent on such a connection, so it is let go here, before any is.
             if connection.isClosed {
                 open -= 1
+                generations[ObjectIdentifier(connection)] = nil
                 let _: EventLoopFuture<Void> = connection.close()
                 continue
             }
@@ -154,7 +192,8 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
 
     /// Gives `connection` back to the pool, or lets it go when it is closed.
     private func checkIn(_ connection: PostgresConnection) {
-        if connection.isClosed {
+        let stale = state.withLock { generations[ObjectIdentifier(connection)] != generation }
+        if connection.isClosed || stale {
             discard(connection)
             return
         }
@@ -177,14 +216,19 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     /// for it was seen to hang (PostgresNIO asks for the close before the connection is released).
     private func discard(_ connection: PostgresConnection) {
         let _: EventLoopFuture<Void> = connection.close()
-        state.withLock { open -= 1 }
+        state.withLock {
+            open -= 1
+            generations[ObjectIdentifier(connection)] = nil
+        }
         state.signal()
     }
 
     /// Runs `body` with the thread's transaction connection, or with a pooled one; outside a transaction, once more
     /// on a new connection when the first was found closed.
     ///
-    /// - Throws: `StoreError.databaseFailed` with the server's reason (never a bound value or the password).
+    /// - Throws: `Unanswered` when no connection could be made or it was lost again (or the server refused a write
+    ///   as a standby), else `StoreError.databaseFailed` with the server's reason (never a bound value or the
+    ///   password).
     private func using<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) throws -> T {
         do {
             if let connection = pinnedConnection {
@@ -193,7 +237,8 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
                 return try Self.block(executor, watching: connection) { try await body(connection) }
             }
             for attempt in 0..<2 {
-                let connection = try checkOut()
+                let connection: PostgresConnection
+                do { connection = try checkOut() } catch { throw Unanswered(reason: PostgresLink.reason(error)) }
                 do {
                     let value = try Self.block(executor, watching: connection) { try await body(connection) }
                     checkIn(connection)
@@ -201,10 +246,15 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
                 } catch {
                     let lost = Self.isLost(connection, error)
                     if lost { discard(connection) } else { checkIn(connection) }
-                    guard lost && reconnects && attempt == 0 else { throw error }
+                    if lost && reconnects && attempt == 0 { continue }
+                    throw lost ? Unanswered(reason: PostgresLink.reason(error)) : error
                 }
             }
             throw StoreError.invalidArgument("unreachable")
+        } catch let error as Unanswered {
+            throw error
+        } catch let error as PSQLError where Self.sqlState(error) == "25006" {
+            throw Unanswered(reason: PostgresLink.reason(error), refusedWrite: true)
         } catch let error as PSQLError {
             throw StoreError.databaseFailed(path: location.redacted, reason: PostgresLink.reason(error))
         } catch let error as StoreError {
@@ -214,15 +264,123 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
         }
     }
 
-    /// Runs one statement with bound values and returns its rows.
+    /// A server that could not be used: no connection, a connection lost twice, or a standby refusing a write
+    /// (SQLSTATE 25006: the server is in recovery).
+    private struct Unanswered: Error {
+        var reason: String
+        var refusedWrite = false
+    }
+
+    /// Where a statement goes when the link has a standby.
+    enum Route: Sendable {
+        /// The standby while it answers, else the primary.
+        case reads
+        /// The primary, always (writes, and a read that must see the latest writes).
+        case primary
+
+        /// `.reads` for a statement that only reads: it begins with `SELECT` and names nothing that writes or
+        /// locks (`FOR UPDATE`/`FOR SHARE`, advisory locks, sequences). A statement the rule sends to the standby
+        /// wrongly is refused there (25006) and run on the primary.
+        static func of(_ sql: String) -> Route {
+            guard sql.drop(while: \.isWhitespace).prefix(6).uppercased() == "SELECT" else { return .primary }
+            let text = sql.lowercased()
+            let writes = ["for update", "for share", "pg_advisory", "nextval(", "setval("]
+            return writes.contains(where: text.contains) ? .primary : .reads
+        }
+    }
+
+    /// Runs `body` on the link `route` picks (`Route`): reads on the standby while it answers, else on the
+    /// primary; when the primary does not answer, a followed promotion (`followPromotedStandby`), a read on the
+    /// standby, or `StoreError.primaryUnavailable` for a write. Inside a transaction, always the transaction's.
+    private func routed<T>(_ route: Route, _ body: (PostgresLink) throws -> T) throws -> T {
+        let inTransaction = pinnedConnection != nil
+        if route == .reads, !inTransaction, let standby, standbyIsAwake() {
+            do {
+                return try body(standby)
+            } catch let error as Unanswered {
+                if !error.refusedWrite { restStandby() }
+            }
+        }
+        do {
+            return try body(self)
+        } catch let error as Unanswered {
+            guard !inTransaction, let standby else {
+                throw StoreError.databaseFailed(path: location.redacted, reason: error.reason)
+            }
+            if followPromotedStandby() { return try told { try body(self) } }
+            if route == .reads { return try told { try body(standby) } }
+            throw StoreError.primaryUnavailable(path: location.redacted, reason: error.reason)
+        }
+    }
+
+    /// `body`, with `Unanswered` told as `StoreError.databaseFailed`.
+    private func told<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as Unanswered {
+            throw StoreError.databaseFailed(path: location.redacted, reason: error.reason)
+        }
+    }
+
+    private func standbyIsAwake() -> Bool {
+        state.withLock { standbyResting.map { ContinuousClock.now >= $0 } ?? true }
+    }
+
+    private func restStandby() {
+        state.withLock { standbyResting = ContinuousClock.now + Self.standbyRest }
+    }
+
+    /// Once the primary did not answer: whether the standby was promoted (it answers and is out of recovery). Then
+    /// its server becomes this link's primary, and connections to the old one are let go (idle ones now, the
+    /// others as they come back), so writes go on without a restart. The old primary, should it come back, is no
+    /// longer used: the promoted server has taken writes it lacks.
+    private func followPromotedStandby() -> Bool {
+        guard let standby,
+            let row = try? standby.query("SELECT pg_is_in_recovery() AS recovering", on: .primary).first,
+            let recovering = try? row["recovering"].decode(Bool.self), !recovering
+        else { return false }
+        let promoted = standby.state.withLock { standby.primary }
+        let stale = state.withLock { () -> [PostgresConnection] in
+            primary = promoted
+            generation += 1
+            let stale = idle
+            for connection in stale { generations[ObjectIdentifier(connection)] = nil }
+            open -= stale.count
+            idle = []
+            return stale
+        }
+        for connection in stale { let _: EventLoopFuture<Void> = connection.close() }
+        state.broadcast()
+        return true
+    }
+
+    /// The standby's state, when the link has one: whether it answers as a standby, and how far its replay is
+    /// behind (0 when it has replayed all it received; else the age of the last transaction it replayed).
+    func standbyStatus() -> (answers: Bool, inRecovery: Bool, lagSeconds: Double?)? {
+        guard let standby else { return nil }
+        let sql = """
+            SELECT pg_is_in_recovery() AS recovering,
+                CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+                    ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END AS lag
+            """
+        guard let row = try? standby.query(sql, on: .primary).first else { return (false, false, nil) }
+        let recovering = (try? row["recovering"].decode(Bool.self)) ?? false
+        return (true, recovering, try? row["lag"].decode(Double?.self))
+    }
+
+    /// Runs one statement with bound values and returns its rows, where `route` says (by default `Route.of` the
+    /// statement).
     ///
-    /// - Throws: `StoreError.databaseFailed` with the server's message (never a bound value).
+    /// - Throws: `StoreError.databaseFailed` with the server's message (never a bound value);
+    ///   `StoreError.primaryUnavailable` for a write while the primary does not answer (with a standby).
     @discardableResult
-    func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRandomAccessRow] {
+    func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), on route: Route? = nil) throws
+        -> [PostgresRandomAccessRow]
+    {
         let logger = logger
         let query = PostgresQuery(unsafeSQL: sql, binds: binds)
-        return try using { connection in
-            try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+        return try routed(route ?? Route.of(sql)) { link in
+            try link.using { connection in
+                try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+            }
         }
     }
 
@@ -234,9 +392,11 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
     /// Streams `text` (PostgreSQL's COPY text format: tab-separated, `\N` for NULL, one row a line) into `table`.
     func copy(into table: String, columns: [String], text: ByteBuffer) throws {
         let logger = logger
-        try using { connection in
-            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                try await writer.write(text)
+        try routed(.primary) { link in
+            try link.using { connection in
+                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                    try await writer.write(text)
+                }
             }
         }
     }
@@ -270,7 +430,12 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open` and `pinned` 
         do {
             connection = try checkOut()
         } catch {
-            throw StoreError.databaseFailed(path: location.redacted, reason: PostgresLink.reason(error))
+            let reason = PostgresLink.reason(error)
+            guard standby != nil else { throw StoreError.databaseFailed(path: location.redacted, reason: reason) }
+            guard followPromotedStandby(), let promoted = try? checkOut() else {
+                throw StoreError.primaryUnavailable(path: location.redacted, reason: reason)
+            }
+            connection = promoted
         }
         state.withLock { pinned[me] = (connection, 1) }
         do {

@@ -15,6 +15,24 @@ enum PostgresSchema {
         ("pg1-archive", v1),
         ("pg2-pages-and-sync", v2),
         ("pg3-tokens", v3),
+        ("pg4-sessions", v4),
+    ]
+
+    /// The web UI's sessions, as on SQLite (`WebSession`): only each id's SHA-256; a small reference table.
+    private static let v4 = [
+        """
+        CREATE TABLE web_session (
+            id BIGSERIAL PRIMARY KEY,
+            id_hash TEXT NOT NULL UNIQUE,
+            token_id BIGINT,
+            user_id TEXT NOT NULL,
+            is_admin BOOLEAN NOT NULL,
+            label TEXT,
+            started BIGINT NOT NULL,
+            last_used BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX web_session_holder ON web_session (token_id, id)",
     ]
 
     /// `serve`'s tokens, as on SQLite: only each token's SHA-256 (`APIToken.hash`). A small reference table.

@@ -12,6 +12,24 @@ package protocol ArchiveRole: Sendable {
     /// The newest schema migration the archive holds, read from it: what `serve`'s `/healthz` reports, and proof
     /// that the archive answers.
     func schemaVersion() throws -> String
+    /// The hot standby reads go to (`serve --replica`), nil without one: whether it answers as a standby and how
+    /// far behind it is. `/healthz` reports it.
+    func replicaStatus() -> ReplicaStatus?
+}
+
+extension ArchiveRole {
+    package func replicaStatus() -> ReplicaStatus? { nil }
+}
+
+/// A hot standby's state, as `/healthz` reports it.
+package struct ReplicaStatus: Sendable, Equatable {
+    /// It answered just now.
+    package var answers: Bool
+    /// It is still a standby (false once promoted: the servers then write to it).
+    package var inRecovery: Bool
+    /// Seconds its replay is behind: 0 when it has replayed all it received, else the age of the last transaction
+    /// it replayed; nil when unknown.
+    package var lagSeconds: Double?
 }
 
 /// Full-text search: a resolved search prepared once, then its hits and its count from the same preparation.
@@ -167,13 +185,20 @@ extension Directory {
     package func stats() throws -> ArchiveStats { try stats(conversation: nil) }
 }
 
-/// `serve`'s API tokens: only their hashes are kept.
+/// `serve`'s API tokens and web UI sessions: only their hashes are kept.
 package protocol TokenStore: ArchiveRole {
     func createToken(userID: String, isAdmin: Bool, label: String?, now: Date) throws
         -> (token: String, record: APIToken)
     func verifyToken(_ token: String) throws -> APIToken?
     func tokens() throws -> [APIToken]
     func revokeToken(id: Int64) throws
+    /// Web UI sessions, kept in the archive so that every `serve` over it knows them (`WebSession`).
+    func startSession(
+        id: String, for token: APIToken, owner: Bool, at now: Int64, perHolder: Int, cutoff: SessionCutoff
+    ) throws
+    func session(id: String) throws -> WebSession?
+    func touchSession(id: String, at now: Int64) throws
+    func endSession(id: String) throws
 }
 
 /// Where imports and syncs write: an export's listings, then one write session for every source.
