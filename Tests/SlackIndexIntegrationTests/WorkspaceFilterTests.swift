@@ -312,6 +312,8 @@ struct WorkspaceFilterPostgresTests {
             let found = try hits(postgres)
             let expectedHits = try hits(sqlite)
             #expect(!found.isEmpty && found == expectedHits)
+            let own = Set(try postgres.conversations().filter { $0.workspaceID == workspace.teamID }.map(\.id))
+            #expect(found.allSatisfy { own.contains(String($0.prefix { $0 != " " })) })
             let globexName = try WorkspaceFilter("globex", in: postgres.store).conversation(named: "general", in: postgres.store)
             #expect(globexName.id == (try sqlite.conversation(named: "globex/#general").id))
         }
@@ -332,6 +334,10 @@ struct WorkspaceFilterPostgresTests {
                 }
             }
             #expect(try shown(got.stdout) == shown(expected.stdout), "\(arguments)")
+            if arguments[0] == "search" {
+                let teams = try WorkspaceCLITests.lines(got.stdout).map { $0["workspace_id"] as? String }
+                #expect(!teams.isEmpty && Set(teams) == [globex.teamID])
+            }
         }
         let unknown = try CLITests.run(["--db", url, "stats", "--workspace", "initech"])
         #expect(unknown.status == 1 && unknown.stderr.contains("globex (\(globex.teamID))"))
