@@ -26,7 +26,8 @@ extension SlackAPI {
             to: request.token, kinds: kinds, excludeArchived: request.bool("exclude_archived"), after: after,
             limit: workspace == nil ? limit + 1 : Int.max)
         if let workspace {
-            listings = Array(listings.filter { workspace.conversations.contains($0.conversation.rowID) }.prefix(limit + 1))
+            let inWorkspace = listings.filter { workspace.conversations.contains($0.conversation.rowID) }
+            listings = Array(inWorkspace.prefix(limit + 1))
         }
         let hasMore = listings.count > limit
         if hasMore { listings.removeLast() }

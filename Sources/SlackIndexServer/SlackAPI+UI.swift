@@ -23,11 +23,14 @@ extension SlackAPI {
         let workspaces = try archive.workspaces().map { w in
             JSONValue.object([("id", .string(w.teamID)), ("name", .string(w.shownName))])
         }
-        return [("conversations", .array(objects)), ("users", try uiUsers(Set(named))), ("workspaces", .array(workspaces))]
+        return [
+            ("conversations", .array(objects)), ("users", try uiUsers(Set(named))), ("workspaces", .array(workspaces)),
+        ]
     }
 
     /// A conversation as the UI's sidebar knows it (`count`, its messages, when given; `workspace` where another
-    /// workspace holds the same name; `workspace_id`, its team id, when known); DMs and group DMs with their members so the UI can name them.
+    /// workspace holds the same name; `workspace_id`, its team id, when known); DMs and group DMs with their
+    /// members so the UI can name them.
     static func uiConversation(_ c: Conversation, count: Int?) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("id", .string(c.id)), ("kind", .string(c.kind.rawValue)), ("name", .string(c.name)),

@@ -85,8 +85,10 @@ extension SQLiteArchive {
         try pool.read { db in
             Set(
                 try Int64.fetchAll(
-                    db, sql: "SELECT c.id FROM conversation c JOIN workspace w ON w.id = c.workspace_id WHERE w.team_id = ?",
-                    arguments: [teamID]))
+                    db,
+                    sql: """
+                        SELECT c.id FROM conversation c JOIN workspace w ON w.id = c.workspace_id WHERE w.team_id = ?
+                        """, arguments: [teamID]))
         }
     }
 

@@ -130,7 +130,9 @@ extension SQLiteArchive {
     }
 
     /// The oldest and newest message times (µs) of `conversations` (nil: the archive's), nil when they hold none.
-    private static func messageBounds(conversations: [Int64]?, in db: Database) throws -> (first: Int64?, last: Int64?) {
+    private static func messageBounds(conversations: [Int64]?, in db: Database) throws
+        -> (first: Int64?, last: Int64?)
+    {
         guard let conversations else {
             let span = try messageSpan(conversation: nil, in: db)
             return (span?.first, span?.last)

@@ -7,8 +7,8 @@ struct StatsCommand: ParsableCommand {
         commandName: "stats",
         abstract: "Count what the archive holds, or what one conversation or workspace holds.",
         discussion: """
-            The archive's workspaces are listed with their conversations and messages (--json: "workspaces", \
-            always); --workspace counts one of them: its conversations' messages, its conversations, its \
+            An archive of several workspaces lists each with its conversations and messages (--json: \
+            "workspaces", always); --workspace counts one of them: its conversations' messages, its conversations, its \
             team's users.
 
             Examples:

@@ -710,7 +710,8 @@ extension WebAssets {
     counting = true;
     try {
       if (k.gen === S.sgen) {
-        const r = await api('slackindex.count', Object.assign({ query: k.q, variants: 'true' }, k.team ? { team_id: k.team } : {}));
+        const team = k.team ? { team_id: k.team } : {};
+        const r = await api('slackindex.count', Object.assign({ query: k.q, variants: 'true' }, team));
         S.counted = { q: k.q, team: k.team, total: r.total };
         if (k.gen === S.sgen) showCount(Object.assign(k, { total: r.total }));
       }
