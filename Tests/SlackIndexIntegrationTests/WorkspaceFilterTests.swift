@@ -85,6 +85,22 @@ import Testing
         }
     }
 
+    /// A domain two workspaces share names both (a team id names one).
+    @Test func aSharedDomainIsAmbiguous() throws {
+        let (archive, _, acme, _) = try Self.two()
+        let other = WorkspaceInput(teamID: "TACME0002", domain: "acme")
+        _ = try archive.store.storeListings(
+            users: [], conversations: [ConversationInput(slackID: "CACME0002", kind: .channel, name: "acme-two")],
+            workspace: other)
+        #expect {
+            try WorkspaceFilter("acme", in: archive.store)
+        } throws: { error in
+            "\(error)".contains("acme (\(acme.teamID))") && "\(error)".contains("acme (TACME0002)")
+        }
+        let second = try WorkspaceFilter("TACME0002", in: archive.store)
+        #expect(second.conversations == [try archive.conversation(named: "CACME0002").rowID])
+    }
+
     /// `stats --workspace`'s counts are each export's own, imported alone; the list of workspaces says the same.
     /// Users are counted by their team: one both exports hold (Slackbot, `USLACKBOT`) is the later import's.
     @Test func aWorkspacesCountsAreItsExportsImportedAlone() throws {
@@ -271,6 +287,21 @@ import Testing
             try await Self.call(api, "search.messages", ["query": "the", "count": "100", "team_id": acme.teamID], token))
         let channels = Set(hits.compactMap { ($0["channel"] as? [String: Any])?["id"] as? String })
         #expect(!channels.isEmpty && channels.isSubset(of: shown))
+    }
+
+    /// Both workspaces have a private #leadership: a member of acme's sees that one, and `in:#leadership` is it
+    /// (the name is ambiguous only among what the token may read).
+    @Test func aSharedNameIsTheOneTheTokenSees() async throws {
+        let (archive, _, _, _) = try WorkspaceFilterTests.two()
+        let api = SlackAPI(archive: archive, configuration: SlackAPIConfiguration())
+        let leadership = try archive.conversation(named: "acme/#leadership")
+        #expect(try archive.store.conversations(matching: "leadership").count == 2)
+        let member = try #require(leadership.members.first)
+        let token = try archive.createToken(userID: member).token
+        let hits = Self.matches(
+            try await Self.call(api, "search.messages", ["query": "in:#leadership", "count": "100"], token))
+        let channels = Set(hits.compactMap { ($0["channel"] as? [String: Any])?["id"] as? String })
+        #expect(channels == [leadership.id])
     }
 
     @Test func oneWorkspaceListsOneAndTheSwitcherIsInThePage() async throws {
