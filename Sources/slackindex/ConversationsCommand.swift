@@ -61,7 +61,8 @@ struct ConversationsCommand: ParsableCommand {
             printTable(rows, timeZone: zone)
         }
         if rows.isEmpty {
-            if !json { Output.error("No conversations" + (filter.map { " match '\($0)'" } ?? " in the archive") + ".") }
+            let place = workspace.workspace.map { " in the workspace \($0)" } ?? " in the archive"
+            if !json { Output.error("No conversations" + (filter.map { " match '\($0)'" } ?? place) + ".") }
             throw ExitCode(ExitStatus.failure)
         }
     }
