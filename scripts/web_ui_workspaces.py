@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Drives `slackindex serve`'s web UI in headless Chromium over an archive of two workspaces that share channel
-names (issue 55): what the sidebar, the conversation's title, the in: chip and the results call them.
+names (issue 55): what the sidebar, the conversation's title, the in: chip and the results call them; then the
+workspace switcher (issue 51): with TEAM chosen, the sidebar's conversations and TEAM_QUERY's results (ids).
 
-Usage: web_ui_workspaces.py BASE_URL TOKEN QUERY
+Usage: web_ui_workspaces.py BASE_URL TOKEN QUERY [TEAM TEAM_QUERY]
 
 Prints one JSON object of what it saw; exits 1 with the failing check on stderr.
 """
@@ -58,5 +59,19 @@ q.send_keys(QUERY)
 wait(lambda: js("return !document.getElementById('results').hidden && document.querySelectorAll('#hits a.hit').length > 0"),
      "the results")
 out["hits"] = js("return [...new Set([...document.querySelectorAll('#hits .hconv')].map(e => e.textContent))]")
+# The workspace switcher: its options ([team id, name]; null when hidden), then one workspace chosen.
+out["switcher"] = js("""const s = document.getElementById('workspace');
+  return s.hidden ? null : [...s.options].map(o => [o.value, o.textContent]);""")
+if len(sys.argv) > 5:
+    TEAM, TEAM_QUERY = sys.argv[4], sys.argv[5]
+    js("const s = document.getElementById('workspace'); s.value = arguments[0]; s.dispatchEvent(new Event('change'));",
+       TEAM)
+    out["team_sidebar"] = js("return [...document.querySelectorAll('#convlist a.conv')].map(a => a.dataset.id)")
+    q.clear()
+    q.send_keys(TEAM_QUERY)
+    wait(lambda: js("return document.getElementById('summary').textContent.includes('\u201c' + arguments[0] + '\u201d')"
+                    + " && document.querySelectorAll('#hits a.hit').length > 0", TEAM_QUERY), "the workspace's results")
+    out["team_hits"] = js("""return [...new Set([...document.querySelectorAll('#hits a.hit')].map(a =>
+      a.getAttribute('href').split('/')[1]))]""")
 driver.quit()
 print(json.dumps(out))

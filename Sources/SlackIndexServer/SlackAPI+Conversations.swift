@@ -8,9 +8,10 @@ extension SlackAPI {
     ]
 
     /// `conversations.list`: the conversations the token sees, in id order; `types` (default `public_channel`),
-    /// `exclude_archived`, `limit` (default 100, at most 1000), cursor paging.
+    /// `exclude_archived`, `limit` (default 100, at most 1000), cursor paging; `team_id`, one workspace's.
     ///
-    /// - Complexity: O(log n + limit × members).
+    /// - Complexity: O(log n + limit × members); with `team_id`, O(c × members) over the visible conversations
+    ///   after the cursor (an archive holds thousands at most).
     func conversationsList(_ request: APIRequest) throws -> [(String, JSONValue)] {
         var kinds = Set<ConversationKind>()
         for type in (request.string("types") ?? "public_channel").split(separator: ",") {
@@ -20,9 +21,14 @@ extension SlackAPI {
         }
         let limit = try request.limit(default: 100, maximum: 1000)
         let after = try ListCursor.parse(request.string("cursor"), list: "conversations")
+        let workspace = try workspaceFilter(request)
         var listings = try archive.visibleConversations(
             to: request.token, kinds: kinds, excludeArchived: request.bool("exclude_archived"), after: after,
-            limit: limit + 1)
+            limit: workspace == nil ? limit + 1 : Int.max)
+        if let workspace {
+            let inWorkspace = listings.filter { workspace.conversations.contains($0.conversation.rowID) }
+            listings = Array(inWorkspace.prefix(limit + 1))
+        }
         let hasMore = listings.count > limit
         if hasMore { listings.removeLast() }
         let next =
@@ -31,6 +37,20 @@ extension SlackAPI {
             ("channels", .array(listings.map { SlackAPI.channelObject($0, for: request.token) })),
             ("response_metadata", .object([("next_cursor", .string(next))])),
         ]
+    }
+
+    /// The workspace `team_id` names (Slack's parameter of `conversations.list` and `search.messages`: a team id; a
+    /// domain or name works too), nil without it.
+    ///
+    /// - Throws: `team_not_found` for a workspace the archive does not hold (the error Slack's `team.info` gives).
+    /// - Complexity: O(w + c) for w workspaces and c conversations.
+    func workspaceFilter(_ request: APIRequest) throws -> WorkspaceFilter? {
+        guard let team = request.string("team_id"), !team.isEmpty else { return nil }
+        do {
+            return try WorkspaceFilter(team, in: archive)
+        } catch is WorkspaceError {
+            throw APIFailure(code: "team_not_found")
+        }
     }
 
     /// `conversations.info`: one conversation the token sees.

@@ -6,7 +6,8 @@ extension SlackAPI {
     /// token sees only.
     ///
     /// `count` (default 20, at most 100) and `page` (from 1) page the results; `sort` is `score` (relevance) or
-    /// `timestamp` with `sort_dir` `desc`/`asc`; `highlight=true` gives the engine's snippet with matches in
+    /// `timestamp` with `sort_dir` `desc`/`asc`; `team_id` searches one workspace's conversations (`team_not_found`
+    /// for a team the archive does not hold); `highlight=true` gives the engine's snippet with matches in
     /// U+E000 … U+E001 as `text`. `from:me` is the token's user and dates are days in that user's time zone.
     /// Names that match no one (or a conversation the token cannot see) give no results, not an error.
     /// `exact_total=false` (slackindex's own) leaves the exact count out, which is most of the time a common word
@@ -71,7 +72,11 @@ extension SlackAPI {
         let users = try archive.archivedUsers(ids: Set(pageHits.compactMap(\.message.userID)))
         var conversations: [String: Conversation] = [:]
         for id in Set(pageHits.map(\.message.conversationID)) {
-            conversations[id] = try archive.visibleConversation(id: id, to: page.token)?.conversation
+            // A remote's hit outside the conversations searched (the token's, of `team_id`'s workspace) is left out.
+            guard let conversation = try archive.visibleConversation(id: id, to: page.token)?.conversation,
+                page.options.allowedConversations?.contains(conversation.rowID) ?? true
+            else { continue }
+            conversations[id] = conversation
         }
         let matches: [JSONValue] = pageHits.enumerated().compactMap { index, hit in
             guard let conversation = conversations[hit.message.conversationID] else { return nil }
@@ -119,7 +124,7 @@ extension SlackAPI {
         let message = hit.message
         var members: [(String, JSONValue)] = [
             ("iid", .string(UUID().uuidString.lowercased())),
-            ("team", .string(team ?? user?.teamID)),
+            ("team", .string(conversation.workspaceID ?? team ?? user?.teamID)),
             ("type", .string("message")),
             ("ts", .string(message.ts)),
             ("channel", SlackAPI.searchChannel(conversation, for: page.token)),
@@ -152,13 +157,15 @@ extension SlackAPI {
     }
 
     /// What every search of a token shares: `from:me` is the token's user, dates are days in that user's time
-    /// zone (UTC when unknown), and only the conversations it sees are searched.
+    /// zone (UTC when unknown), and only the conversations it sees are searched (of the `team_id` workspace only,
+    /// when given).
     func searchOptions(_ request: APIRequest) throws -> SearchOptions {
         let me = try archive.archivedUser(id: request.token.userID)
         var options = SearchOptions()
         options.me = request.token.userID
         options.timeZone = me?.timeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .current
         options.allowedConversations = try archive.visibleConversationRowIDs(to: request.token)
+        if let workspace = try workspaceFilter(request) { options.restrict(to: workspace.conversations) }
         // A word also finds its English variants, as in Slack's own search, when the client asks (`variants=true`,
         // slackindex's own parameter; the web UI sends it): SDK clients get exact words, as before.
         options.wordVariants = request.string("variants") == "true"

@@ -9,7 +9,8 @@ extension SlackAPI {
     static let maximumTimelinePage = 200
 
     /// `slackindex.conversations`: every conversation the token sees (all kinds), with its message count; DMs and
-    /// group DMs with their members so the UI can name them.
+    /// group DMs with their members so the UI can name them; the archive's workspaces (`[{"id", "name"}]`), for
+    /// the UI's workspace switcher when there are several.
     ///
     /// - Complexity: O(c × members) for the c visible conversations.
     func uiConversations(_ request: APIRequest) throws -> [(String, JSONValue)] {
@@ -19,16 +20,23 @@ extension SlackAPI {
         let counts = try archive.messageCountsByConversation()
         let objects = listings.map { SlackAPI.uiConversation($0.conversation, count: counts[$0.conversation.rowID] ?? 0) }
         let named = listings.lazy.map(\.conversation).filter { $0.kind == .dm || $0.kind == .mpim }.flatMap(\.members)
-        return [("conversations", .array(objects)), ("users", try uiUsers(Set(named)))]
+        let workspaces = try archive.workspaces().map { w in
+            JSONValue.object([("id", .string(w.teamID)), ("name", .string(w.shownName))])
+        }
+        return [
+            ("conversations", .array(objects)), ("users", try uiUsers(Set(named))), ("workspaces", .array(workspaces)),
+        ]
     }
 
     /// A conversation as the UI's sidebar knows it (`count`, its messages, when given; `workspace` where another
-    /// workspace holds the same name); DMs and group DMs with their members so the UI can name them.
+    /// workspace holds the same name; `workspace_id`, its team id, when known); DMs and group DMs with their
+    /// members so the UI can name them.
     static func uiConversation(_ c: Conversation, count: Int?) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("id", .string(c.id)), ("kind", .string(c.kind.rawValue)), ("name", .string(c.name)),
         ]
         if let workspace = c.workspace { members.append(("workspace", .string(workspace))) }
+        if let team = c.workspaceID { members.append(("workspace_id", .string(team))) }
         if let count { members.append(("count", .int(count))) }
         members.append(("is_archived", .bool(c.isArchived)))
         if c.kind == .dm || c.kind == .mpim {

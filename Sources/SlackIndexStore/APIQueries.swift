@@ -7,6 +7,45 @@ package struct WorkspaceInfo: Sendable, Hashable {
     package var name: String?
     /// Slack domain (`acme` for acme.slack.com).
     package var domain: String?
+
+    /// How the workspace is shown to people: its name, else its domain, else its team id.
+    package var shownName: String {
+        [name, domain].compactMap { $0 }.first { !$0.isEmpty } ?? teamID
+    }
+}
+
+/// A workspace with how many conversations and messages (not deleted) the archive holds of it: a line of
+/// `stats --json`'s `workspaces`.
+package struct WorkspaceCount: Sendable, Hashable, Codable {
+    package var workspace: WorkspaceInfo
+    package var conversations: Int
+    package var messages: Int
+
+    package init(workspace: WorkspaceInfo, conversations: Int, messages: Int) {
+        self.workspace = workspace
+        self.conversations = conversations
+        self.messages = messages
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, name, domain, conversations, messages }
+
+    package init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        workspace = WorkspaceInfo(
+            teamID: try c.decode(String.self, forKey: .id), name: try c.decodeIfPresent(String.self, forKey: .name),
+            domain: try c.decodeIfPresent(String.self, forKey: .domain))
+        conversations = try c.decode(Int.self, forKey: .conversations)
+        messages = try c.decode(Int.self, forKey: .messages)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(workspace.teamID, forKey: .id)
+        try c.encode(workspace.name, forKey: .name)
+        try c.encode(workspace.domain, forKey: .domain)
+        try c.encode(conversations, forKey: .conversations)
+        try c.encode(messages, forKey: .messages)
+    }
 }
 
 /// A member with what `users.list` shows besides the names.

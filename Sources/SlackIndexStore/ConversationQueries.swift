@@ -79,6 +79,19 @@ extension SQLiteArchive {
         try pool.read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM conversation")) }
     }
 
+    /// The row ids of the conversations of the workspace with this team id.
+    /// - Complexity: O(c) over the conversations.
+    package func conversationRowIDs(workspace teamID: String) throws -> Set<Int64> {
+        try pool.read { db in
+            Set(
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT c.id FROM conversation c JOIN workspace w ON w.id = c.workspace_id WHERE w.team_id = ?
+                        """, arguments: [teamID]))
+        }
+    }
+
     /// Every conversation, by kind then name.
     package func conversations() throws -> [Conversation] {
         try pool.read { db in

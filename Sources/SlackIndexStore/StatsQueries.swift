@@ -19,9 +19,15 @@ public struct ArchiveStats: Sendable, Codable {
     public var conversation: String?
     public var conversationID: String?
     public var posters: Int?
+    /// Set for a one-workspace report: its name (`WorkspaceInfo.shownName`) and team id.
+    public var workspace: String?
+    public var workspaceID: String?
+    /// Every workspace the archive holds with its counts (`WorkspaceCount.all`); the store leaves it empty.
+    package var workspaces: [WorkspaceCount] = []
 
     private enum CodingKeys: String, CodingKey {
-        case messages, threads, replies, conversations, users, conversation, posters
+        case messages, threads, replies, conversations, users, conversation, posters, workspace, workspaces
+        case workspaceID = "workspace_id"
         case deletedMessages = "deleted_messages"
         case conversationsByKind = "conversations_by_kind"
         case placeholderUsers = "placeholder_users"
@@ -41,29 +47,8 @@ extension SQLiteArchive {
     package func stats(conversation: Conversation? = nil) throws -> ArchiveStats {
         let size = fileSize
         return try pool.read { db in
-            let scope = conversation == nil ? "" : "WHERE conversation_id = \(conversation?.rowID ?? 0)"
-            let counts = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT total(messages) AS messages, total(deleted) AS deleted, total(threads) AS threads,
-                        total(replies) AS replies
-                    FROM message_count \(scope)
-                    """)
-            let bounds = try Self.messageSpan(conversation: conversation?.rowID, in: db)
-            var kinds: [String: Int] = [:]
-            for kind in ConversationKind.allCases { kinds[kind.rawValue] = 0 }
-            for pair in try Row.fetchAll(db, sql: "SELECT kind, count(*) AS count FROM conversation GROUP BY kind") {
-                kinds[pair["kind"]] = pair["count"]
-            }
-            let users = try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE is_placeholder = 0") ?? 0
-            let placeholders = try Int.fetchOne(db, sql: "SELECT count(*) FROM user WHERE is_placeholder = 1") ?? 0
-            func count(_ column: String) -> Int { Int((counts?[column] as Double?) ?? 0) }
-            var stats = ArchiveStats(
-                messages: count("messages"), deletedMessages: count("deleted"), threads: count("threads"),
-                replies: count("replies"),
-                conversations: kinds.values.reduce(0, +), conversationsByKind: kinds, users: users,
-                placeholderUsers: placeholders, firstSeconds: bounds.map { $0.first / 1_000_000 },
-                lastSeconds: bounds.map { $0.last / 1_000_000 }, databaseBytes: size)
+            var stats = try Self.counts(conversations: conversation.map { [$0.rowID] }, team: nil, in: db)
+            stats.databaseBytes = size
             if let conversation {
                 stats.conversation = conversation.displayName
                 stats.conversationID = conversation.id
@@ -77,6 +62,59 @@ extension SQLiteArchive {
         }
     }
 
+    /// Counts for one workspace: the messages of its conversations (as `stats` counts them), its conversations by
+    /// kind, and its team's users (by their `team_id`).
+    ///
+    /// - Complexity: O(c log n) for the workspace's c conversations (kept counts, two seeks each for the dates).
+    package func stats(workspace: WorkspaceInfo) throws -> ArchiveStats {
+        let size = fileSize
+        let ids = try conversationRowIDs(workspace: workspace.teamID).sorted()
+        return try pool.read { db in
+            var stats = try Self.counts(conversations: ids, team: workspace.teamID, in: db)
+            stats.databaseBytes = size
+            stats.workspace = workspace.shownName
+            stats.workspaceID = workspace.teamID
+            return stats
+        }
+    }
+
+    /// The counts of `stats` over the messages of `conversations` (nil: all of them); with `team`, the
+    /// conversations by kind are those of `conversations` and the users those of that team, else the archive's.
+    private static func counts(conversations: [Int64]?, team: String?, in db: Database) throws -> ArchiveStats {
+        let marks = conversations.map { "(" + $0.map { _ in "?" }.joined(separator: ",") + ")" } ?? ""
+        let ids = StatementArguments(conversations ?? [])
+        let counts = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT total(messages) AS messages, total(deleted) AS deleted, total(threads) AS threads,
+                    total(replies) AS replies
+                FROM message_count \(conversations == nil ? "" : "WHERE conversation_id IN " + marks)
+                """, arguments: ids)
+        let bounds = try messageBounds(conversations: conversations, in: db)
+        var kinds: [String: Int] = [:]
+        for kind in ConversationKind.allCases { kinds[kind.rawValue] = 0 }
+        let kindScope = team == nil ? "" : "WHERE id IN " + marks
+        for pair in try Row.fetchAll(
+            db, sql: "SELECT kind, count(*) AS count FROM conversation \(kindScope) GROUP BY kind",
+            arguments: team == nil ? [] : ids)
+        {
+            kinds[pair["kind"]] = pair["count"]
+        }
+        func users(placeholders: Bool) throws -> Int {
+            var arguments: StatementArguments = [placeholders]
+            if let team { arguments += [team] }
+            let sql = "SELECT count(*) FROM user WHERE is_placeholder = ?" + (team == nil ? "" : " AND team_id = ?")
+            return try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0
+        }
+        func count(_ column: String) -> Int { Int((counts?[column] as Double?) ?? 0) }
+        return ArchiveStats(
+            messages: count("messages"), deletedMessages: count("deleted"), threads: count("threads"),
+            replies: count("replies"), conversations: kinds.values.reduce(0, +), conversationsByKind: kinds,
+            users: try users(placeholders: false), placeholderUsers: try users(placeholders: true),
+            firstSeconds: bounds.first.map { $0 / 1_000_000 }, lastSeconds: bounds.last.map { $0 / 1_000_000 },
+            databaseBytes: 0)
+    }
+
     /// The ts keys (µs) of the archive's oldest and newest message, nil when it holds none: what a search that
     /// found nothing in its dates tells the archive's span with.
     package func messageSpan() throws -> (first: Int64, last: Int64)? {
@@ -88,16 +126,25 @@ extension SQLiteArchive {
     ///
     /// - Complexity: O(c log n) for c conversations: two seeks in `message_history` each.
     package func messageTimeBounds(conversations rowIDs: Set<Int64>) throws -> (first: Int64?, last: Int64?) {
-        try pool.read { db in
-            var first: Int64?
-            var last: Int64?
-            for id in rowIDs {
-                guard let span = try Self.messageSpan(conversation: id, in: db) else { continue }
-                first = min(first ?? span.first, span.first)
-                last = max(last ?? span.last, span.last)
-            }
-            return (first, last)
+        try pool.read { db in try Self.messageBounds(conversations: Array(rowIDs), in: db) }
+    }
+
+    /// The oldest and newest message times (µs) of `conversations` (nil: the archive's), nil when they hold none.
+    private static func messageBounds(conversations: [Int64]?, in db: Database) throws
+        -> (first: Int64?, last: Int64?)
+    {
+        guard let conversations else {
+            let span = try messageSpan(conversation: nil, in: db)
+            return (span?.first, span?.last)
         }
+        var first: Int64?
+        var last: Int64?
+        for id in conversations {
+            guard let span = try messageSpan(conversation: id, in: db) else { continue }
+            first = min(first ?? span.first, span.first)
+            last = max(last ?? span.last, span.last)
+        }
+        return (first, last)
     }
 
     /// Oldest and newest ts key: the row id is time-ordered (whole archive), or the history index (one conversation).

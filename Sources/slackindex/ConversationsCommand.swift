@@ -8,7 +8,8 @@ struct ConversationsCommand: ParsableCommand {
         abstract: "List the archive's conversations: kind, members, messages, first and last date, sync state.",
         discussion: """
             The names listed are what history, thread, stats and search's in: take. Group DMs are named by \
-            their members; where two workspaces in the archive share a name it reads acme/#general.
+            their members; where two workspaces in the archive share a name it reads acme/#general. \
+            --workspace lists one workspace's; --json lines carry the workspace's team id (workspace_id).
 
             Exit status: 0 when something is listed, 1 when nothing matches.
 
@@ -16,10 +17,12 @@ struct ConversationsCommand: ParsableCommand {
               slackindex conversations
               slackindex ls gen --kind channel
               slackindex conversations --kind dm --json
+              slackindex conversations --workspace globex
             """,
         aliases: ["ls"])
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var workspace: WorkspaceOption
 
     @Argument(help: "Only conversations whose name or id contains this (case and accents ignored).")
     var filter: String?
@@ -42,8 +45,10 @@ struct ConversationsCommand: ParsableCommand {
     func run() throws {
         let archive = try global.openArchive(.readOnly)
         let wanted = filter.map(Self.folded)
+        let inWorkspace = try workspace.filter(in: archive)?.conversations
         let rows = try archive.store.conversationSummaries().filter { row in
             (kind.isEmpty || kind.contains(row.conversation.kind))
+                && (inWorkspace?.contains(row.conversation.rowID) ?? true)
                 && (wanted.map { want in
                     [row.conversation.name, row.conversation.displayName].contains { Self.folded($0).contains(want) }
                         || row.conversation.id.lowercased().contains(want)
@@ -56,7 +61,8 @@ struct ConversationsCommand: ParsableCommand {
             printTable(rows, timeZone: zone)
         }
         if rows.isEmpty {
-            if !json { Output.error("No conversations" + (filter.map { " match '\($0)'" } ?? " in the archive") + ".") }
+            let place = workspace.workspace.map { " in the workspace \($0)" } ?? " in the archive"
+            if !json { Output.error("No conversations" + (filter.map { " match '\($0)'" } ?? place) + ".") }
             throw ExitCode(ExitStatus.failure)
         }
     }
@@ -102,6 +108,8 @@ struct ConversationJSON: Encodable {
     var isArchived: Bool
     /// The workspace, where another one in the archive holds the same name.
     var workspace: String?
+    /// The workspace's team id, when known (left out otherwise).
+    var workspaceID: String?
 
     init(_ row: ConversationSummary) {
         id = row.conversation.id
@@ -115,12 +123,14 @@ struct ConversationJSON: Encodable {
         syncInterrupted = row.syncInterrupted
         isArchived = row.conversation.isArchived
         workspace = row.conversation.workspace
+        workspaceID = row.conversation.workspaceID
     }
 
     private static let utc = TimeZone(identifier: "UTC") ?? .current
 
     private enum CodingKeys: String, CodingKey {
         case id, name, kind, members, messages, first, last, workspace, isArchived = "is_archived"
+        case workspaceID = "workspace_id"
         case syncedTS = "synced_ts", syncInterrupted = "sync_interrupted"
     }
 }

@@ -71,3 +71,20 @@ struct WriterOptions: ParsableArguments {
         }
     }
 }
+
+/// `--workspace` of the commands that read (`search`, `history`, `conversations`, `stats`): one workspace of an
+/// archive that holds several.
+struct WorkspaceOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Only this workspace of the archive: its team id, domain or name (`slackindex stats` lists them).",
+            valueName: "workspace"))
+    var workspace: String?
+
+    /// The workspace named, resolved once; nil without `--workspace`.
+    ///
+    /// - Throws: `WorkspaceError` for a workspace the archive does not hold (listing those it does) or several.
+    func filter(in archive: Archive) throws -> WorkspaceFilter? {
+        try workspace.map { try WorkspaceFilter($0, in: archive.store) }
+    }
+}

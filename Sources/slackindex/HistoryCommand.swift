@@ -50,7 +50,8 @@ struct HistoryCommand: ParsableCommand {
             monday, may, "last week", "3 days ago" (the start of what it names, in --tz). Each page ends with \
             cursors for the previous (older) and next (newer) page: pass one to --cursor. A conversation can be \
             named by the start of its name (gen for #general) when no other name starts so; a name that \
-            matches nothing lists the closest ones.
+            matches nothing lists the closest ones. With --workspace, names are that workspace's: \
+            history general --workspace globex is globex's #general when other workspaces hold one too.
 
             Examples:
               slackindex history '#general'
@@ -62,6 +63,7 @@ struct HistoryCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var page: PageOptions
+    @OptionGroup var workspace: WorkspaceOption
 
     @Argument(
         help: """
@@ -112,6 +114,7 @@ struct HistoryCommand: ParsableCommand {
     func run() throws {
         let archive = try global.openArchive(.readOnly)
         let conversation = conversation ?? pointConversation
+        let filter = try workspace.filter(in: archive)
         try page.show(in: archive, conversation: conversation) { timeline in
             var name = conversation ?? ""
             var anchor: TimelineAnchor = oldest ? .oldest : .newest
@@ -128,7 +131,9 @@ struct HistoryCommand: ParsableCommand {
                 anchor = .around(point.tsKey)
                 target = point
             }
-            let conversation = try archive.conversation(named: name, allowingPrefix: true)
+            let conversation =
+                try filter?.conversation(named: name, in: archive.store)
+                ?? archive.conversation(named: name, allowingPrefix: true)
             // A message named by its ts is marked; a thread reply (not in the channel view) opens its thread.
             let marked = try target.flatMap { $0.ts == nil ? nil : try archive.store.message(conversation: conversation, tsKey: $0.tsKey) }
             if let marked, !marked.flags.contains(.topLevel), let threadTS = marked.threadTS {

@@ -218,6 +218,9 @@ struct MessageJSON: Encodable {
     var isTarget = false
     /// Search: the attached file the words were found in (`"matched_file"`).
     var matchedFile: String?
+    /// Search: the team id of the hit's conversation (`"workspace_id"`), `.some(nil)` for null when unknown; nil
+    /// leaves the key out (history).
+    var workspaceID: String??
 
     init(message: Message, snippet: String? = nil, score: Double? = nil, details: MessageDetails? = nil) {
         self.message = message
@@ -230,13 +233,14 @@ struct MessageJSON: Encodable {
         case conversationID = "conversation_id", conversation, ts, userID = "user_id", user, text, snippet
         case threadTS = "thread_ts", replyCount = "reply_count", subtype, edited, score, permalink
         case reactions, files, deleted, source, partial, target
-        case matchedFile = "matched_file"
+        case matchedFile = "matched_file", workspaceID = "workspace_id"
     }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(message.conversationID, forKey: .conversationID)
         try c.encode(message.conversation, forKey: .conversation)
+        if let workspaceID { try c.encode(workspaceID, forKey: .workspaceID) }
         try c.encode(message.ts, forKey: .ts)
         try c.encode(message.userID, forKey: .userID)
         try c.encode(message.user, forKey: .user)

@@ -12,7 +12,9 @@ struct SearchCommand: AsyncParsableCommand {
             2024-05, 2024, may, today, yesterday, monday, "last week", "last month", "3 days ago"), \
             has:link, has:file, has:reaction, has:pin, has::emoji:, is:thread, and -in:/-from:. Dates are days in --tz. A query of filters alone lists the newest matches. \
             Anything the parser cannot use is searched as words, and stderr says so. Where two workspaces \
-            in the archive share a conversation's name, in:acme/#general names one (hits print it so).
+            in the archive share a conversation's name, in:acme/#general names one (hits print it so); \
+            --workspace searches one workspace's conversations only (a remote is asked as it is), and with it \
+            in:#general is that workspace's. --json hits carry their workspace's team id (workspace_id).
 
             A word also finds its English inflections (deploy: deployed, deploying, deploys; not deployment), \
             messages holding every word as typed ranked first; "quoted" words and phrases, prefix* and words with \
@@ -45,6 +47,7 @@ struct SearchCommand: AsyncParsableCommand {
     }
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var workspace: WorkspaceOption
 
     @Argument(help: "The query (-word excludes a word; it is not read as a flag).")
     var query: [String] = []
@@ -168,6 +171,7 @@ struct SearchCommand: AsyncParsableCommand {
         options.timeZone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
         let config = try Config.load()
         options.me = me ?? ProcessInfo.processInfo.environment["SLACKINDEX_ME"] ?? config.me
+        if let filter = try workspace.filter(in: archive) { options.restrict(to: filter.conversations) }
         let parsed = parsedQuery(engine, options: options)
         if let unread = parsed.unreadDates.first {
             // Slack searches a date it cannot read as words; here that would quietly match nothing.
@@ -196,7 +200,8 @@ struct SearchCommand: AsyncParsableCommand {
         }
         let printer: any HitPrinter =
             switch format {
-            case .json: JSONHitPrinter(partial: found.partial)
+            case .json:
+                JSONHitPrinter(partial: found.partial, workspaceIDs: try Self.workspaceIDs(of: found.hits, in: archive))
             case .csv: CSVHitPrinter(partial: found.partial, timeZone: options.timeZone)
             case .text:
                 TextHitPrinter(
@@ -216,6 +221,19 @@ struct SearchCommand: AsyncParsableCommand {
         }
         if found.hits.isEmpty { throw ExitCode(ExitStatus.failure) }
         if found.saveFailed { throw ExitCode(ExitStatus.partial) }
+    }
+
+    /// The team id of each hit's conversation (`workspace_id` in `--json`), by the conversation's Slack id; a
+    /// conversation the archive lacks (a remote's) or of no known workspace has none.
+    ///
+    /// - Complexity: one lookup per conversation among the hits.
+    static func workspaceIDs(of hits: [SearchHit], in archive: Archive) throws -> [String: String] {
+        var out: [String: String] = [:]
+        for id in Set(hits.map(\.message.conversationID)) {
+            let team = try archive.store.conversations(matching: id).first { $0.id == id }?.workspaceID
+            if let team { out[id] = team }
+        }
+        return out
     }
 
     /// Where the text output stops counting for its "N of M shown" line.

@@ -21,12 +21,15 @@ extension HitPrinter {
 struct JSONHitPrinter: HitPrinter {
     /// Whether the remote answered in part; nil without a remote (then hits carry no `source`).
     var partial: Bool?
+    /// The team id of each hit's conversation, by its Slack id (`workspace_id`; null where missing).
+    var workspaceIDs: [String: String]
 
     func print(_ hits: [SearchHit]) {
         for hit in hits {
             var line = MessageJSON(message: hit.message, snippet: hit.snippet, score: hit.score)
             line.permalinkOverride = hit.remotePermalink
             line.matchedFile = hit.matchedFile
+            line.workspaceID = .some(workspaceIDs[hit.message.conversationID])
             if let partial {
                 line.source = hit.source.rawValue
                 line.partial = partial

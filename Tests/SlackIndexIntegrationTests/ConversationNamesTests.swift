@@ -213,20 +213,23 @@ import Testing
 }
 
 /// The web UI over two workspaces in a real browser (`scripts/web_ui_workspaces.py`, headless Chromium as
-/// `WebUIBrowserTests`): the sidebar, the title, the in: chip and the results name the workspace of shared names.
+/// `WebUIBrowserTests`): the sidebar, the title, the in: chip and the results name the workspace of shared names;
+/// the workspace switcher keeps the sidebar and the searches to the chosen workspace.
 @Suite struct WorkspaceBrowserTests {
     @Test(
         .enabled(
             if: WebUIBrowserTests.required || WebUIBrowserTests.available,
             "needs python3 with selenium and chromium-driver"))
     func theSidebarTitleChipAndResultsNameTheWorkspace() throws {
-        let (_, db) = try TwoWorkspaceTests.archive()
+        let (archive, db) = try TwoWorkspaceTests.archive()
         let token = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.adminUser, "--admin"]).stdout
             .trimmingCharacters(in: .newlines)
         let server = try ServeCLITests.serve(db: db)
         let base = String(server.url.dropLast("api/".count))
         let script = TestSupport.root.appendingPathComponent("scripts/web_ui_workspaces.py").path
-        let run = try SlackSDKClientTests.python([script, base, token, "the in:globex/#general"])
+        let teams = try archive.store.workspaces().map(\.teamID)
+        let globex = try #require(try archive.store.workspaces().first { $0.domain == "globex" }).teamID
+        let run = try SlackSDKClientTests.python([script, base, token, "the in:globex/#general", globex, "the"])
         #expect(server.stop() == 0)
         try #require(run.status == 0, "\(run.stderr)")
         let out = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -235,5 +238,11 @@ import Testing
         #expect(out["title"] as? String == "globex/#general")
         #expect(Set(out["chips"] as? [String] ?? []) == ["acme/#general", "globex/#general"])
         #expect(out["hits"] as? [String] == ["globex/#general"])
+        // The workspace switcher (issue 51): both workspaces; globex chosen, the sidebar and a search keep to it.
+        #expect((out["switcher"] as? [[String]])?.map { $0[0] } == [""] + teams)
+        let globexIDs = Set(try archive.conversations().filter { $0.workspaceID == globex }.map(\.id))
+        #expect(Set(out["team_sidebar"] as? [String] ?? []) == globexIDs)
+        let hits = Set(out["team_hits"] as? [String] ?? [])
+        #expect(!hits.isEmpty && hits.isSubset(of: globexIDs), "\(hits)")
     }
 }

@@ -28,7 +28,8 @@ public struct SearchOptions: Sendable {
     public var candidateWindow = 500
     /// Today, for `today`/`yesterday` and month names.
     public var now = Date()
-    /// Conversation row ids hits must be in (an API token's visible conversations); nil for all.
+    /// Conversation row ids hits must be in (an API token's visible conversations, a workspace's: `restrict(to:)`);
+    /// nil for all.
     public var allowedConversations: Set<Int64>?
     /// Words also match their English variants (`deploy` finds `deployed`, `deploying`), as Slack's search does;
     /// `"quoted"` words never do. Off by default in the library (every word matches exactly, as a program
@@ -44,6 +45,12 @@ public struct SearchOptions: Sendable {
     public var countCap: Int?
 
     public init() {}
+
+    /// Narrows the conversations hits may be in to `conversations` (a workspace's, `WorkspaceFilter`), on top of
+    /// those already allowed (a token's): both must hold a hit's conversation.
+    package mutating func restrict(to conversations: Set<Int64>) {
+        allowedConversations = allowedConversations.map { $0.intersection(conversations) } ?? conversations
+    }
 }
 
 /// What a search found, with notes on what was ignored or reinterpreted.
@@ -393,6 +400,11 @@ public struct SearchEngine: Sendable {
             if found.isEmpty { found = try archive.conversations(withNamePrefix: name) }
             if found.isEmpty {
                 throw SearchError.unknownConversation(name, closest: try archive.closestConversationNames(to: name))
+            }
+            // A name several workspaces share is the one the search may read (`--workspace`, a token's view).
+            if found.count > 1, let allowed = options.allowedConversations {
+                let kept = found.filter { allowed.contains($0.rowID) }
+                if kept.count == 1 { found = kept }
             }
             if found.count > 1 {
                 throw SearchError.ambiguousConversation(

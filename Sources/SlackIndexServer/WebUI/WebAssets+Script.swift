@@ -10,6 +10,8 @@ extension WebAssets {
     me: null, users: new Map(), handles: new Map(), convs: [], byId: new Map(), emoji: new Map(),
     conv: null, before: '', after: '', loading: false, gen: 0, sgen: 0, thread: null, sel: null,
     page: 1, mode: 'home', pendingThread: null, paintedNow: () => {},
+    // The workspace switcher's choice (a team id; '' for all): the sidebar's conversations and the searches' team_id.
+    team: '',
     // Files `slackindex files` stored (served at /files/ID): id → content type, from each timeline page.
     stored: new Map(),
     // Which of those have a stored thumbnail (/files/ID?thumb=1), shown in place of the whole image.
@@ -360,12 +362,24 @@ extension WebAssets {
   const LOCK_ICON = '<svg viewBox="0 0 16 16" width="12" height="12"><path d="M4 7V5a4 4 0 0 1 8 0v2M3 7h10v8H3z" ' +
     'fill="none" stroke="currentColor" stroke-width="1.6"/></svg>';
 
+  const inTeam = (c) => !S.team || c.workspace_id === S.team;
+
+  // The workspace switcher: shown only when the archive holds more than one workspace.
+  function fillWorkspaces(workspaces) {
+    const select = $('workspace');
+    if (workspaces.length < 2) { select.hidden = true; return; }
+    let h = '<option value="">All workspaces</option>';
+    for (const w of workspaces) h += '<option value="' + esc(w.id) + '">' + esc(w.name) + '</option>';
+    select.innerHTML = h;
+    select.hidden = false;
+  }
+
   function renderSidebar() {
     const q = $('filter').value.trim();
     const list = $('convlist');
     let h = '';
     for (const [kind, title] of GROUPS) {
-      let items = S.convs.filter((c) => c.kind === kind)
+      let items = S.convs.filter((c) => c.kind === kind && inTeam(c))
         .map((c) => ({ c, score: fuzzy(q, c.workspace ? c.label + ' ' + c.workspace : c.label) }))
         .filter((x) => x.score >= 0);
       if (q) items.sort((x, y) => y.score - x.score);
@@ -603,6 +617,9 @@ extension WebAssets {
     return c ? c.title : ch.is_im ? '@' + (uname(ch.name) || ch.name) : '#' + (ch.name || ch.id);
   }
 
+  // The chosen workspace as search.messages and slackindex.count take it (Slack's team_id).
+  const teamParam = () => (S.team ? { team_id: S.team } : {});
+
   // One search in flight at a time (the server admits two per token): a query typed meanwhile runs as soon as the
   // one in flight answers, and only the latest of them.
   let searching = false;
@@ -628,10 +645,10 @@ extension WebAssets {
     try {
       // The results first; the exact count (most of a common word's time) follows in its own request. Words also
       // find their variants (variants=true), as in Slack's own search.
-      r = await api('search.messages', {
+      r = await api('search.messages', Object.assign({
         query: q, highlight: 'true', variants: 'true', count: 20, page: pageNumber, sort: $('sort').value, sort_dir: 'desc',
         exact_total: 'false',
-      });
+      }, teamParam()));
       await S.usersReady;
     } catch (e) {
       if (gen !== S.sgen) return;
@@ -646,9 +663,9 @@ extension WebAssets {
     const took = Math.round(performance.now() - started);
     const more = r.messages.matches.length && r.messages.total > (pageNumber - 1) * 20 + r.messages.matches.length;
     // A count already made for this query (another page, another order) is used again.
-    const counted = S.counted && S.counted.q === q ? S.counted.total : null;
+    const counted = S.counted && S.counted.q === q && S.counted.team === S.team ? S.counted.total : null;
     const total = more ? counted : r.messages.total;
-    const known = { q, took, gen, pageNumber, total, problem: r.remote_problem || '' };
+    const known = { q, team: S.team, took, gen, pageNumber, total, problem: r.remote_problem || '' };
     showCount(known);
     $('summary').dataset.ms = took;
     let h = '';
@@ -693,8 +710,9 @@ extension WebAssets {
     counting = true;
     try {
       if (k.gen === S.sgen) {
-        const r = await api('slackindex.count', { query: k.q, variants: 'true' });
-        S.counted = { q: k.q, total: r.total };
+        const team = k.team ? { team_id: k.team } : {};
+        const r = await api('slackindex.count', Object.assign({ query: k.q, variants: 'true' }, team));
+        S.counted = { q: k.q, team: k.team, total: r.total };
         if (k.gen === S.sgen) showCount(Object.assign(k, { total: r.total }));
       }
     } catch (e) {
@@ -717,10 +735,10 @@ extension WebAssets {
 
   function fillFilters() {
     let h = '<option value="">Any conversation</option>';
-    for (const c of S.convs) {
+    for (const c of S.convs.filter(inTeam)) {
       if (c.kind === 'channel' || c.kind === 'private') h += '<option value="' + esc(c.title) + '">' + esc(c.title) + '</option>';
     }
-    for (const c of S.convs) {
+    for (const c of S.convs.filter(inTeam)) {
       if (c.kind === 'dm') {
         const other = (c.members || []).find((u) => u !== S.me);
         const handle = other && S.users.get(other);
@@ -861,6 +879,12 @@ extension WebAssets {
     });
     $('closethread').addEventListener('click', closeThread);
     $('filter').addEventListener('input', renderSidebar);
+    $('workspace').addEventListener('change', () => {
+      S.team = $('workspace').value;
+      renderSidebar();
+      fillFilters();
+      if (S.mode === 'search') runSearch(1);
+    });
     $('filter').addEventListener('keydown', (e) => {
       if (e.key === 'Enter') {
         const first = document.querySelector('#convlist a.conv');
@@ -912,6 +936,7 @@ extension WebAssets {
     S.me = auth.user_id;
     addUsers(convs.users);
     S.convs = convs.conversations;
+    fillWorkspaces(convs.workspaces || []);
     S.listed = true;
     for (const c of S.convs) addConv(c);
     S.convs.sort((a, b) => a.label.localeCompare(b.label));

@@ -38,6 +38,8 @@ button, input, select { font: inherit; color: inherit; }
 #sidebar { width: 260px; flex: none; background: var(--side); color: var(--side-fg); overflow-y: auto; padding: 10px 0; }
 #filter { margin: 0 12px 8px; width: calc(100% - 24px); padding: 5px 8px; border-radius: 6px; border: 1px solid rgba(255, 255, 255, .25);
   background: rgba(255, 255, 255, .1); color: #fff; }
+#workspace { display: block; margin: 0 12px 8px; width: calc(100% - 24px); padding: 4px 6px; border-radius: 6px; }
+#workspace[hidden] { display: none; }
 #filter::placeholder { color: rgba(255, 255, 255, .65); }
 #sidebar h2 { font-size: 13px; font-weight: 600; margin: 14px 16px 4px; opacity: .8; }
 #sidebar ul { list-style: none; margin: 0; padding: 0; }

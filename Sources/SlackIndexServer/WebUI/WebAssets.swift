@@ -27,6 +27,7 @@ enum WebAssets {
 </header>
 <div class="layout">
   <nav id="sidebar" aria-label="Conversations">
+    <select id="workspace" aria-label="Workspace" hidden></select>
     <input id="filter" type="search" placeholder="Filter conversations" aria-label="Filter conversations" autocomplete="off">
     <div id="convlist"></div>
   </nav>

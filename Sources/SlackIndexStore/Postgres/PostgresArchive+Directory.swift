@@ -152,6 +152,10 @@ extension PostgresArchive {
         Set(try link.query("SELECT id FROM conversation").map { try $0.int("id") })
     }
 
+    package func conversationRowIDs(workspace teamID: String) throws -> Set<Int64> {
+        Set(try allConversations().map(\.conversation).filter { $0.workspaceID == teamID }.map(\.rowID))
+    }
+
     /// Counts per conversation, computed from the message table (no kept counts in this slice).
     ///
     /// - Complexity: O(n) over the messages (an index-only scan of the primary key where PostgreSQL can).
@@ -314,8 +318,33 @@ extension PostgresArchive {
     ///
     /// - Complexity: O(n) over the messages (one conversation: its messages).
     package func stats(conversation: Conversation?) throws -> ArchiveStats {
-        let scope = conversation == nil ? "" : "WHERE conversation_id = $1"
-        let binds: PostgresBindings = conversation.map { .of($0.rowID) } ?? PostgresBindings()
+        var (stats, posters) = try counts(conversations: conversation.map { [$0.rowID] }, team: nil)
+        if let conversation {
+            stats.conversation = conversation.displayName
+            stats.conversationID = conversation.id
+            stats.conversations = 1
+            stats.posters = posters
+        }
+        return stats
+    }
+
+    /// Counts for one workspace, as `SQLiteArchive.stats(workspace:)` defines them: its conversations' messages,
+    /// its conversations by kind, its team's users.
+    ///
+    /// - Complexity: O(m) over the workspace's messages.
+    package func stats(workspace: WorkspaceInfo) throws -> ArchiveStats {
+        let ids = try conversationRowIDs(workspace: workspace.teamID).sorted()
+        var (stats, _) = try counts(conversations: ids, team: workspace.teamID)
+        stats.workspace = workspace.shownName
+        stats.workspaceID = workspace.teamID
+        return stats
+    }
+
+    /// The counts of `stats` over the messages of `conversations` (nil: all of them), and their posters; with
+    /// `team`, the conversations by kind are those of `conversations` and the users those of that team.
+    private func counts(conversations: [Int64]?, team: String?) throws -> (ArchiveStats, posters: Int) {
+        let scope = conversations == nil ? "" : "WHERE conversation_id = ANY($1)"
+        let binds: PostgresBindings = conversations.map { .of($0) } ?? PostgresBindings()
         let parent = MessageFlags.threadParent.rawValue
         let top = MessageFlags.topLevel.rawValue
         let counts = try link.query(
@@ -332,25 +361,23 @@ extension PostgresArchive {
         func count(_ column: String) throws -> Int { Int(try row?.int(column) ?? 0) }
         var kinds: [String: Int] = [:]
         for kind in ConversationKind.allCases { kinds[kind.rawValue] = 0 }
-        for pair in try link.query("SELECT kind, count(*) AS count FROM conversation GROUP BY kind") {
+        let kindScope = team == nil ? "" : "WHERE id = ANY($1)"
+        for pair in try link.query(
+            "SELECT kind, count(*) AS count FROM conversation \(kindScope) GROUP BY kind",
+            team == nil ? PostgresBindings() : binds)
+        {
             kinds[try pair.string("kind")] = Int(try pair.int("count"))
         }
-        let users = try allUsers().map(\.user)
+        let users = try allUsers().filter { team == nil || $0.teamID == team }.map(\.user)
         let first = try row?.optionalInt("first_key")
         let last = try row?.optionalInt("last_key")
-        var stats = ArchiveStats(
+        let stats = ArchiveStats(
             messages: try count("messages"), deletedMessages: try count("deleted"), threads: try count("threads"),
             replies: try count("replies"), conversations: kinds.values.reduce(0, +), conversationsByKind: kinds,
             users: users.filter { !$0.isPlaceholder }.count, placeholderUsers: users.filter(\.isPlaceholder).count,
             firstSeconds: first.map { $0 / 1_000_000 }, lastSeconds: last.map { $0 / 1_000_000 },
             databaseBytes: fileSize)
-        if let conversation {
-            stats.conversation = conversation.displayName
-            stats.conversationID = conversation.id
-            stats.conversations = 1
-            stats.posters = try count("posters")
-        }
-        return stats
+        return (stats, try count("posters"))
     }
 }
 

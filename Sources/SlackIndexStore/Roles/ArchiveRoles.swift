@@ -151,6 +151,8 @@ package protocol Directory: ArchiveRole {
     func conversations(withNamePrefix prefix: String) throws -> [Conversation]
     func closestConversationNames(to name: String) throws -> [String]
     func conversationRowIDs() throws -> Set<Int64>
+    /// The row ids of the conversations of the workspace with this team id (`--workspace`, `team_id`).
+    func conversationRowIDs(workspace teamID: String) throws -> Set<Int64>
     func conversationSummaries() throws -> [ConversationSummary]
     func busiestConversations(limit: Int) throws -> [(Conversation, Int)]
     func busiestChannelNames(limit: Int) throws -> [String]
@@ -176,6 +178,8 @@ package protocol Directory: ArchiveRole {
     func workspace() throws -> WorkspaceInfo?
     func workspaces() throws -> [WorkspaceInfo]
     func stats(conversation: Conversation?) throws -> ArchiveStats
+    /// Counts for one workspace: its conversations' messages and kinds, its team's users (`stats --workspace`).
+    func stats(workspace: WorkspaceInfo) throws -> ArchiveStats
 }
 
 extension Directory {
