@@ -8,6 +8,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 import ServiceLifecycle
 import SlackIndex
@@ -53,6 +54,7 @@ public enum SlackAPIServer {
         api: SlackAPI, ui: WebUI? = nil, middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
     ) -> Router<ServeRequestContext> {
         let router = Router(context: ServeRequestContext.self)
+        router.add(middleware: RequestObserver(metrics: api.configuration.metrics))
         for item in middleware { router.add(middleware: item) }
         let handler: @Sendable (Request, ServeRequestContext) async throws -> Response = { request, context in
             try await respond(to: request, context: context, api: api, ui: ui)
@@ -69,6 +71,15 @@ public enum SlackAPIServer {
             try await FileRoute.respondImage(.emoji, to: request, context: context, api: api, ui: ui)
         }
         router.get("/healthz") { _, _ in health(of: api) }
+        if let metrics = api.configuration.metrics {
+            router.get("/metrics") { _, _ in
+                let text = await metrics.scrape(api: api)
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            }
+        }
         ui?.addRoutes(to: router, api: api)
         return router
     }
@@ -81,6 +92,8 @@ public enum SlackAPIServer {
     ///   - port: the port; 0 picks a free one, reported to `onServerRunning`.
     ///   - ui: the web UI, or nil for the API alone (see `buildRouter`).
     ///   - middleware: runs before the API handlers (see `buildRouter` for fault injection).
+    ///   - logger: where Hummingbird and `RequestObserver` log (one line per request at `info`); nil: Hummingbird's
+    ///     own (swift-log's default handler, level `info` or `$LOG_LEVEL`).
     ///   - onServerRunning: called once the server listens, with the port it is bound to.
     ///
     /// Embedding it in a test, with an admin token:
@@ -101,6 +114,7 @@ public enum SlackAPIServer {
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(),
         host: String = "127.0.0.1", port: Int = 0, ui: WebUI? = WebUI(),
         middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = [],
+        logger: Logger? = nil,
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> Application<RouterResponder<ServeRequestContext>> {
         let api = SlackAPI(archive: archive, configuration: configuration)
@@ -123,7 +137,8 @@ public enum SlackAPIServer {
                     httpDecoderConfiguration: .init(
                         maxHeaderFieldSize: SlackAPIServer.maxRequestHead, maxHeaderListSize: SlackAPIServer.maxRequestHead))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "slackindex"),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) })
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            logger: logger)
     }
 
     /// Starts a server in this process and returns once it listens: what tests of API clients want.
@@ -137,11 +152,12 @@ public enum SlackAPIServer {
     public static func start(
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(), host: String = "127.0.0.1",
         port: Int = 0, ui: WebUI? = WebUI(),
-        middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
+        middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = [], logger: Logger? = nil
     ) async throws -> RunningSlackAPIServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = makeApplication(
-            archive: archive, configuration: configuration, host: host, port: port, ui: ui, middleware: middleware
+            archive: archive, configuration: configuration, host: host, port: port, ui: ui, middleware: middleware,
+            logger: logger
         ) { bound in
             continuation.yield(bound)
             continuation.finish()
