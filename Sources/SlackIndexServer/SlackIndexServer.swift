@@ -214,9 +214,12 @@ public enum SlackAPIServer {
                 status: .serviceUnavailable, headers: headers,
                 body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":false,"error":"archive_unreachable"}"#)))
         }
-        let body = JSONValue.object([
+        // A new field (the replica lag of `--replica`) is one more member here, read from the store as the
+        // schema is, and in docs/serve.md's Health section.
+        let fields: [(String, JSONValue)] = [
             ("ok", .bool(true)), ("backend", .string(backend)), ("schema", .string(schema)),
-        ]).serialized
+        ]
+        let body = JSONValue.object(fields).serialized
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 

@@ -48,9 +48,8 @@ public struct ServeLogHandler: LogHandler {
             ("ts", Date.now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))),
             ("level", event.level.rawValue), ("msg", event.message.description),
         ]
-        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-            pairs.append((key == "hb.request.id" ? "request_id" : key, "\(value)"))
-        }
+        let named = fields.map { key, value in (key == "hb.request.id" ? "request_id" : key, "\(value)") }
+        pairs += named.sorted { $0.0 < $1.0 }
         write(Self.line(pairs, format: format))
     }
 
@@ -65,7 +64,8 @@ public struct ServeLogHandler: LogHandler {
     /// A logfmt value: bare when it has no space, `=`, quote or control character; else quoted, with `"`, `\` and
     /// line breaks escaped, so one event is always one line.
     static func logfmtValue(_ value: String) -> String {
-        let plain = !value.isEmpty && !value.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 }
+        let plain =
+            !value.isEmpty && !value.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 }
         guard !plain else { return value }
         var out = "\""
         for scalar in value.unicodeScalars {
