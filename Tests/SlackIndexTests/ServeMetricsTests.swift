@@ -32,12 +32,13 @@ import Testing
 
         /// Runs `body` against the router, with a logger writing into `lines` in `format`.
         func test<T: Sendable>(
-            format: ServeLogHandler.Format = .logfmt, _ body: @Sendable (any TestClientProtocol) async throws -> T
+            format: ServeLogHandler.Format = .logfmt, ui: WebUI = WebUI(),
+            _ body: @Sendable (any TestClientProtocol) async throws -> T
         ) async throws -> T {
             let logger = ServeLogHandler.logger(level: .info, format: format) { [self] line in
                 self.lines.withLock { $0.append(line) }
             }
-            let app = Application(router: SlackAPIServer.buildRouter(api: api, ui: WebUI()), logger: logger)
+            let app = Application(router: SlackAPIServer.buildRouter(api: api, ui: ui), logger: logger)
             return try await app.test(.router, body)
         }
     }
@@ -160,6 +161,31 @@ import Testing
             #expect(object["method"] == "search.messages" && object["status"] == "200" && object["level"] == "info")
             #expect(object["request_id"] != nil && object["duration_ms"].flatMap(Double.init) != nil)
         }
+    }
+
+    /// The web UI's sign-in limits are counted apart: per client address and per token.
+    @Test func signInLimitsAreCountedByLimit() async throws {
+        let f = try Fixture(metrics: ServeMetrics())
+        let other = try f.archive.createToken(userID: APIFixture.adminUser).token
+        var limits = WebUI.Limits()
+        limits.signInsPerAddress = RateLimit(requests: 2, interval: .seconds(3600))
+        limits.signInsPerToken = RateLimit(requests: 1, interval: .seconds(3600))
+        let (statuses, text) = try await f.test(ui: WebUI(limits: limits)) { client in
+            var statuses: [Int] = []
+            // The first signs in; the same token again is past its limit; another token, past the address's.
+            for token in [f.token, f.token, other] {
+                statuses.append(
+                    try await client.execute(
+                        uri: "/ui/signin", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                        body: ByteBuffer(string: "token=\(token)")
+                    ) { $0.status.code })
+            }
+            return (statuses, try await Self.get(client, "/metrics", token: nil).body)
+        }
+        #expect(statuses == [303, 429, 429])
+        #expect(Self.value(text, #"slackindex_ratelimited_total{limit="signin_token"}"#) == 1, "\(text)")
+        #expect(Self.value(text, #"slackindex_ratelimited_total{limit="signin_address"}"#) == 1, "\(text)")
+        #expect(Self.value(text, #"slackindex_requests_total{method="ui.signin",status="429"}"#) == 2)
     }
 
     @Test func logfmtQuotesWhatWouldBreakALine() {

@@ -34,6 +34,8 @@ struct RequestObserver: RouterMiddleware {
     ) {
         let duration = started.duration(to: .now)
         metrics?.requestAnswered(route: route, status: status, after: duration)
+        let level: Logger.Level = status >= 500 ? .error : .info
+        guard context.logger.logLevel <= level else { return }  // the line is not built at the default `notice`
         var metadata: Logger.Metadata = [
             "method": .string(route), "http_method": .string(request.method.rawValue),
             "status": .stringConvertible(status),
@@ -42,7 +44,7 @@ struct RequestObserver: RouterMiddleware {
         ]
         // The error's type only: its description could quote what the client sent.
         if let error, !(error is any HTTPResponseError) { metadata["error"] = .string("\(type(of: error))") }
-        context.logger.log(level: status >= 500 ? .error : .info, "request", metadata: metadata)
+        context.logger.log(level: level, "request", metadata: metadata)
     }
 
     /// The name a request is counted and logged under: the API method (`search.messages`; `unknown` for a name
