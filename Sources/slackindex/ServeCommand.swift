@@ -44,6 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
               slackindex serve --open --as @alice
               slackindex serve --listen 127.0.0.1:8080
               slackindex serve --read-only --db /mnt/archive/archive.sqlite
+              slackindex serve --metrics --log-level info --log-format json
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
             """)
 
