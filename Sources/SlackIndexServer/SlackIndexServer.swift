@@ -17,6 +17,8 @@ import SlackIndex
 public enum SlackAPIServer {
     /// The router: `GET` and `POST` `/api/{method}`, after `middleware`.
     ///
+    /// `RequestObserver` is outermost: it counts (with `configuration.metrics`) and logs every request, and
+    /// `GET /metrics` is routed only when metrics are on.
     /// `middleware` runs before the API handlers, in order (the first is outermost), for every `/api/…` request:
     /// tests use it to inject faults. A middleware may answer without calling `next` (an HTTP 500, or a 429 with
     /// `Retry-After`), or return a response whose body writer writes part of the body and then throws, which
