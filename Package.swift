@@ -28,6 +28,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // PostgreSQL's wire protocol for the shared-archive backend (`--db postgresql://…`): the store only.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // `serve --metrics`: swift-metrics (already in Hummingbird's graph) is the API the server counts through,
+        // swift-prometheus the backend that writes `/metrics` (one new module: Prometheus). swift-log (already in
+        // the graph) carries `serve`'s structured logs.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(name: "CSlackZlib", providers: [.apt(["zlib1g-dev"])]),
@@ -79,6 +85,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -96,6 +105,8 @@ let package = Package(
                 "SlackIndexServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // `serve`'s startup and shutdown lines (`ServeLogHandler`).
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["CommitStamp"]
@@ -137,6 +148,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

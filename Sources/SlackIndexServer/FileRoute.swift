@@ -90,6 +90,7 @@ enum FileRoute {
             return .failure(Refusal(response: notFound()))
         }
         if let wait = await api.limiter.acquire(caller.rateKey) {
+            api.configuration.metrics?.rateLimited(.token)
             var response = Response(status: .tooManyRequests, headers: [.xContentTypeOptions: "nosniff"])
             response.headers[.retryAfter] = String(RateLimiter.retryAfter(wait))
             return .failure(Refusal(response: response))

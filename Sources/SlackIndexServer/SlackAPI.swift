@@ -38,6 +38,8 @@ public struct SlackAPIConfiguration: Sendable {
     public var remote: (any RemoteSearch)?
     /// How long a search waits for the remote, from the call.
     public var remoteDeadline: Duration = .milliseconds(1500)
+    /// What `serve --metrics` counts, served at `GET /metrics`; nil counts nothing and answers 404 there.
+    public var metrics: ServeMetrics?
 
     public init(rateLimit: RateLimit = .standard, now: (@Sendable () -> Duration)? = nil, maxBodyBytes: Int = 1 << 20) {
         self.rateLimit = rateLimit
@@ -73,8 +75,8 @@ public struct SlackAPIResponse: Sendable {
 /// as Slack does for channels you are not in, and search never returns its messages.
 public final class SlackAPI: Sendable {
     /// The roles the API reads: conversations, users and what a token sees; timelines; the tokens themselves; the
-    /// files fetched; avatars and custom emoji.
-    package let archive: any Directory & Timelines & TokenStore & FileArchive & WorkspaceImages
+    /// files fetched; avatars and custom emoji; the counts `/metrics` reads.
+    package let archive: any Directory & Timelines & TokenStore & FileArchive & WorkspaceImages & ArchiveGauges
     /// How the archive was opened: read-only, it cannot keep the web UI's sessions (`SessionStore`).
     let access: Archive.Access
     public let configuration: SlackAPIConfiguration
@@ -127,6 +129,7 @@ public final class SlackAPI: Sendable {
     /// Runs one method call for `caller` (a presented token, or a web UI session's token record).
     func call(_ method: String, parameters: [String: String], caller: APICaller?) async -> SlackAPIResponse {
         if let wait = await limiter.acquire(caller?.rateKey ?? "") {
+            configuration.metrics?.rateLimited(.token)
             let seconds = RateLimiter.retryAfter(wait)
             return SlackAPIResponse(
                 status: 429, retryAfter: seconds, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
@@ -162,6 +165,7 @@ public final class SlackAPI: Sendable {
             return true
         }
         guard admitted else {
+            configuration.metrics?.rateLimited(.searchesPerToken)
             return SlackAPIResponse(
                 status: 429, retryAfter: 1, body: #"{"ok":false,"error":"ratelimited"}"#, error: "ratelimited")
         }
@@ -171,12 +175,15 @@ public final class SlackAPI: Sendable {
                 if inFlight[presented] == 0 { inFlight[presented] = nil }
             }
         }
+        let queued = ContinuousClock.now
         guard await slots.acquire(waitingAtMost: configuration.searchWait) else {
+            configuration.metrics?.searchUnavailable()
             return SlackAPIResponse(
                 status: 503, retryAfter: 1, body: #"{"ok":false,"error":"service_unavailable"}"#,
                 error: "service_unavailable")
         }
         defer { slots.release() }
+        configuration.metrics?.searchStarted(afterWaiting: queued.duration(to: .now))
         let answer: SlackAPIResponse
         if method == "search.messages", let remote = configuration.remote {
             answer = await mergedSearch(parameters: parameters, caller: caller, remote: remote)

@@ -8,6 +8,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -17,6 +18,8 @@ import SlackIndex
 public enum SlackAPIServer {
     /// The router: `GET` and `POST` `/api/{method}`, after `middleware`.
     ///
+    /// `RequestObserver` is outermost: it counts (with `configuration.metrics`) and logs every request, and
+    /// `GET /metrics` is routed only when metrics are on.
     /// `middleware` runs before the API handlers, in order (the first is outermost), for every `/api/…` request:
     /// tests use it to inject faults. A middleware may answer without calling `next` (an HTTP 500, or a 429 with
     /// `Retry-After`), or return a response whose body writer writes part of the body and then throws, which
@@ -54,6 +57,7 @@ public enum SlackAPIServer {
         api: SlackAPI, ui: WebUI? = nil, middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
     ) -> Router<ServeRequestContext> {
         let router = Router(context: ServeRequestContext.self)
+        router.add(middleware: RequestObserver(metrics: api.configuration.metrics))
         for item in middleware { router.add(middleware: item) }
         let handler: @Sendable (Request, ServeRequestContext) async throws -> Response = { request, context in
             try await respond(to: request, context: context, api: api, ui: ui)
@@ -71,6 +75,15 @@ public enum SlackAPIServer {
         }
         // The archive is asked off the event loop: a server that does not answer takes up to its connect timeout.
         router.get("/healthz") { _, _ in try await NIOThreadPool.singleton.runIfActive { health(of: api) } }
+        if let metrics = api.configuration.metrics {
+            router.get("/metrics") { _, _ in
+                let text = await metrics.scrape(api: api)
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            }
+        }
         ui?.addRoutes(to: router, api: api)
         return router
     }
@@ -83,6 +96,8 @@ public enum SlackAPIServer {
     ///   - port: the port; 0 picks a free one, reported to `onServerRunning`.
     ///   - ui: the web UI, or nil for the API alone (see `buildRouter`).
     ///   - middleware: runs before the API handlers (see `buildRouter` for fault injection).
+    ///   - logger: where Hummingbird and `RequestObserver` log (one line per request at `info`); nil: Hummingbird's
+    ///     own (swift-log's default handler, level `info` or `$LOG_LEVEL`).
     ///   - onServerRunning: called once the server listens, with the port it is bound to.
     ///
     /// Embedding it in a test, with an admin token:
@@ -103,6 +118,7 @@ public enum SlackAPIServer {
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(),
         host: String = "127.0.0.1", port: Int = 0, ui: WebUI? = WebUI(),
         middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = [],
+        logger: Logger? = nil,
         onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> Application<RouterResponder<ServeRequestContext>> {
         let api = SlackAPI(archive: archive, configuration: configuration)
@@ -125,7 +141,8 @@ public enum SlackAPIServer {
                     httpDecoderConfiguration: .init(
                         maxHeaderFieldSize: SlackAPIServer.maxRequestHead, maxHeaderListSize: SlackAPIServer.maxRequestHead))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "slackindex"),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) })
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            logger: logger)
     }
 
     /// Starts a server in this process and returns once it listens: what tests of API clients want.
@@ -139,11 +156,12 @@ public enum SlackAPIServer {
     public static func start(
         archive: Archive, configuration: SlackAPIConfiguration = SlackAPIConfiguration(), host: String = "127.0.0.1",
         port: Int = 0, ui: WebUI? = WebUI(),
-        middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = []
+        middleware: [any MiddlewareProtocol<Request, Response, ServeRequestContext>] = [], logger: Logger? = nil
     ) async throws -> RunningSlackAPIServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = makeApplication(
-            archive: archive, configuration: configuration, host: host, port: port, ui: ui, middleware: middleware
+            archive: archive, configuration: configuration, host: host, port: port, ui: ui, middleware: middleware,
+            logger: logger
         ) { bound in
             continuation.yield(bound)
             continuation.finish()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import Logging
 import SlackIndex
 import SlackIndexServer
 import Synchronization
@@ -32,11 +33,18 @@ struct ServeCommand: AsyncParsableCommand {
             only in a conversation the archive has and the token sees. The remote gets --remote-deadline \
             seconds; late or failing, the archive's hits come alone with remote_problem saying why.
 
+            With --metrics, GET /metrics (no token: scrape it from loopback or an internal network) answers \
+            Prometheus' text format: requests by method and status, their durations, searches, rate-limited \
+            requests, database connections, messages stored and sync progress (docs/serve.md). Logs go to \
+            stderr as key=value pairs (--log-format json for JSON), one line per request at --log-level info; \
+            they never hold a token, a cookie, a search's words or message text.
+
             Examples:
               TOKEN=$(slackindex token create --user U0123ABCD)
               slackindex serve --open --as @alice
               slackindex serve --listen 127.0.0.1:8080
               slackindex serve --read-only --db /mnt/archive/archive.sqlite
+              slackindex serve --metrics --log-level info --log-format json
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/api/search.messages?query=deploy'
             """)
 
@@ -116,6 +124,23 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("remote-deadline"),
         help: ArgumentHelp("With --remote: seconds a search waits for the remote at most (default 1.5).", valueName: "seconds"))
     var remoteDeadline: Double?
+
+    @Flag(
+        help: ArgumentHelp(
+            "Serve Prometheus metrics at GET /metrics, without a token (off: 404 there)."))
+    var metrics = false
+
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp(
+            "Logs to stderr at this level and above: trace, debug, info (a line per request), notice (start and "
+                + "stop), warning or error.", valueName: "level"))
+    var logLevel: Logger.Level = .notice
+
+    @Option(
+        name: .customLong("log-format"),
+        help: ArgumentHelp("Log lines as key=value pairs (logfmt) or JSON objects.", valueName: "logfmt|json"))
+    var logFormat: ServeLogHandler.Format = .logfmt
 
     enum UIMode: String, ExpressibleByArgument, CaseIterable {
         case on, off
@@ -199,9 +224,21 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.remote = client.map(SlackRemoteSearch.init)
         configuration.remoteDeadline = deadline
+        if metrics {
+            let counts = ServeMetrics()
+            counts.bootstrapProcess()
+            configuration.metrics = counts
+        }
+        let logger = ServeLogHandler.logger(level: logLevel, format: logFormat) { Output.error($0) }
         let app = SlackAPIServer.makeApplication(
-            archive: archive, configuration: configuration, host: host, port: port, ui: webUI
+            archive: archive, configuration: configuration, host: host, port: port, ui: webUI, logger: logger
         ) { bound in
+            logger.notice(
+                "serving",
+                metadata: [
+                    "address": "\(urlHost):\(bound)", "archive": "\(path)", "metrics": "\(metrics)",
+                    "ui": "\(webUI != nil)", "read_only": "\(readOnly)",
+                ])
             Output.line("Serving \(path) at http://\(urlHost):\(bound)/api/")
             if webUI != nil { Output.line("Web UI at http://\(urlHost):\(bound)/") }
             if let links {
@@ -214,10 +251,12 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await app.runService()
         } catch {
+            logger.error("stopped", metadata: ["error": "\(error)"])
             newLinks.cancel()
             await client?.shutdown()
             throw error
         }
+        logger.notice("stopped")
         newLinks.cancel()
         await client?.shutdown()
     }
@@ -249,3 +288,6 @@ private final class OwnerLinks: Sendable {
         Output.flush()
     }
 }
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension ServeLogHandler.Format: ExpressibleByArgument {}

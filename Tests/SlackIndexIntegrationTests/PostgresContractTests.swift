@@ -507,6 +507,21 @@ struct PostgresContractTests {
         try Self.expectSamePages(sqlite, postgres)
         #expect(again.messagesAdded == 0 && again.messagesUpdated == 0, "\(again)")
         #expect(try postgres.store.syncThreads().isEmpty && sqlite.store.syncThreads().isEmpty)
+        // `serve --metrics`' gauges read the same sync bookkeeping on both; messages stored: SQLite's kept count,
+        // PostgreSQL's statistics collector, which counts every row once its writers' statistics arrive.
+        let (lite, pg) = (try sqlite.store.archiveProgress(), try postgres.store.archiveProgress())
+        #expect(lite.newestSyncedSeconds != nil && lite.newestSyncedSeconds == pg.newestSyncedSeconds, "\(lite) \(pg)")
+        #expect([lite.syncRunsOpen, lite.syncRunPages, lite.syncThreadsPending] == [Int](repeating: 0, count: 3), "\(lite)")
+        #expect([pg.syncRunsOpen, pg.syncRunPages, pg.syncThreadsPending] == [Int](repeating: 0, count: 3), "\(pg)")
+        let kept = try sqlite.stats().messages
+        #expect(lite.messages == kept)
+        let stats = try postgres.stats()
+        var counted = pg.messages
+        for _ in 0..<40 where counted != stats.messages + stats.deletedMessages {
+            try await Task.sleep(for: .milliseconds(500))
+            counted = try postgres.store.archiveProgress().messages
+        }
+        #expect(counted == stats.messages + stats.deletedMessages, "\(counted) \(stats.messages)")
     }
 
     /// Two syncs of one workspace into one PostgreSQL archive at once (each with its own connections, as two

@@ -228,11 +228,56 @@ import Testing
 
 /// `GET /healthz` of a running `serve`: status and body.
 func healthz(_ server: ServeCLITests.Server) async throws -> (status: UInt, body: String) {
+    try await fetch(server, "healthz")
+}
+
+/// `GET /PATH` of a running `serve` (outside `/api/`, no token): status and body.
+func fetch(_ server: ServeCLITests.Server, _ path: String) async throws -> (status: UInt, body: String) {
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     defer { _ = http.shutdown() }
     let base = String(server.url.dropLast("api/".count))
-    let response = try await http.execute(HTTPClientRequest(url: base + "healthz"), timeout: .seconds(30))
-    return (response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 16)))
+    let response = try await http.execute(HTTPClientRequest(url: base + path), timeout: .seconds(30))
+    return (response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 20)))
+}
+
+/// The value of the sample `series` (name and labels as written) in a `/metrics` text, nil when absent.
+func sample(_ text: String, _ series: String) -> Double? {
+    text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+}
+
+/// `serve --metrics --log-level info` as users run it: `/metrics` counts the requests made, stderr has a line per
+/// request without the token or the query's words; without `--metrics` (`healthzSaysTheArchiveAnswers`) 404.
+@Test func metricsAndLogsOfTheBinary() async throws {
+    let db = try ServeCLITests.importSample()
+    let token = try CLITests.run(["--db", db, "token", "create", "--user", "U0NYQG8S2T7"]).stdout
+        .trimmingCharacters(in: .newlines)
+    let server = try ServeCLITests.serve(
+        db: db, extra: ["--metrics", "--log-level", "info", "--rate-limit", "2/3600"])
+    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    var statuses: [UInt] = []
+    for method in ["search.messages?query=zebracrossing", "auth.test", "auth.test"] {
+        var request = HTTPClientRequest(url: server.url + method)
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await http.execute(request, timeout: .seconds(20))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        statuses.append(response.status.code)
+    }
+    try await http.shutdown()
+    let metrics = try await fetch(server, "metrics")
+    #expect(server.stop() == 0)
+    let stderr = String(decoding: server.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(statuses == [200, 200, 429])
+    #expect(metrics.status == 200)
+    #expect(sample(metrics.body, #"slackindex_requests_total{method="search.messages",status="200"}"#) == 1, "\(metrics.body)")
+    #expect(sample(metrics.body, #"slackindex_requests_total{method="auth.test",status="429"}"#) == 1)
+    #expect(sample(metrics.body, #"slackindex_ratelimited_total{limit="token"}"#) == 1)
+    #expect(sample(metrics.body, "slackindex_searches_total") == 1)
+    let lines = stderr.split(separator: "\n")
+    #expect(lines.contains { $0.contains(" level=notice msg=serving ") && $0.contains(" metrics=true ") }, "\(stderr)")
+    #expect(lines.filter { $0.contains(" msg=request ") }.count == 4, "three API calls and /metrics: \(stderr)")
+    #expect(lines.contains { $0.contains(" method=auth.test ") && $0.contains(" status=429") }, "\(stderr)")
+    #expect(!stderr.contains(token) && !stderr.contains("zebracrossing"), "\(stderr)")
+    #expect(lines.contains { $0.contains(" level=notice msg=stopped") }, "\(stderr)")
 }
 
 /// `/healthz` on SQLite: the archive answers with its newest migration, no token needed.
@@ -240,7 +285,12 @@ func healthz(_ server: ServeCLITests.Server) async throws -> (status: UInt, body
     let db = try ServeCLITests.importSample()
     let server = try ServeCLITests.serve(db: db)
     let (status, body) = try await healthz(server)
+    let metrics = try await fetch(server, "metrics")
     #expect(server.stop() == 0)
+    #expect(metrics.status == 404, "/metrics only with --metrics")
+    // The default level (notice): the start and stop, no line per request.
+    let stderr = String(decoding: server.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(stderr.contains(" level=notice msg=serving ") && !stderr.contains("msg=request"), "\(stderr)")
     #expect(status == 200 && body.contains(#""ok":true"#) && body.contains(#""backend":"sqlite""#), "\(body)")
     #expect(body.contains(#""schema":"v1"#), "the newest migration: \(body)")
     #expect(!body.contains(db), "no location")
@@ -255,7 +305,7 @@ struct PostgresServeTests {
         let db = try ServeCLITests.importSample(into: try postgres.database())
         let token = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
             .trimmingCharacters(in: .newlines)
-        let server = try ServeCLITests.serve(db: db)
+        let server = try ServeCLITests.serve(db: db, extra: ["--metrics"])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let general = try APIFixture.conversationID(folder: "general")
         func answers() async throws -> [String] {
@@ -274,6 +324,12 @@ struct PostgresServeTests {
         do {
             let before = try await answers()
             #expect(before.allSatisfy { $0.hasPrefix("200 true 1") }, "\(before)")
+            // The pool's gauges, read from the link at the scrape: it has opened one connection at least.
+            let metrics = try await fetch(server, "metrics").body
+            #expect(sample(metrics, "slackindex_db_connections_max") == 8, "\(metrics)")
+            #expect((sample(metrics, "slackindex_db_connections_open") ?? 0) >= 1, "\(metrics)")
+            #expect(sample(metrics, "slackindex_db_connections_in_use") != nil, "\(metrics)")
+            #expect(sample(metrics, "slackindex_archive_up") == 1 && sample(metrics, "slackindex_archive_messages") != nil)
             // Every other connection to this database ended, as a server restart would.
             let admin = try Archive(path: db)
             let link = try #require(admin.store as? PostgresArchive).link

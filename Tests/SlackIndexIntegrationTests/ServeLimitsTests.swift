@@ -73,7 +73,11 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
     @Test func searchesAreCappedPerTokenAndCheapReadsDoNotQueueBehindThem() async throws {
         let archive = try TestSupport.sampleArchive()
         // The other token's search waits for the thread until the gate opens (see the watchdog below).
-        let api = Self.oneSearchThread(archive) { $0.searchesPerToken = 1 }
+        let metrics = ServeMetrics()
+        let api = Self.oneSearchThread(archive) {
+            $0.searchesPerToken = 1
+            $0.metrics = metrics
+        }
         let greedy = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
         let other = try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token
         // Hold the one search thread, so that every search stays in flight until released.
@@ -102,6 +106,11 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
         #expect(answered.ok, "\(answered.body)")
         #expect(await second.value.ok)
         #expect(api.searches.withLock { $0.isEmpty })
+        // `/metrics` counts the refusal under its limit, and the two searches run.
+        let text = await metrics.scrape(api: api)
+        #expect(sample(text, #"slackindex_ratelimited_total{limit="searches_per_token"}"#) == 1, "\(text)")
+        #expect(sample(text, #"slackindex_ratelimited_total{limit="token"}"#) == nil)
+        #expect(sample(text, "slackindex_searches_total") == 2 && sample(text, "slackindex_search_wait_seconds_count") == 2)
     }
 
     /// Issue 51: many clients, each within its own token's rate, search at once: past the search threads they
@@ -109,7 +118,11 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
     /// waits past `searchWait`, or finds `searchQueue` already waiting, answers 503 with `Retry-After`.
     @Test func searchesPastTheThreadsWaitForOneAndPastTheDeadlineAreToldToComeBack() async throws {
         let archive = try TestSupport.sampleArchive()
-        let api = Self.oneSearchThread(archive) { $0.searchQueue = 24 }
+        let metrics = ServeMetrics()
+        let api = Self.oneSearchThread(archive) {
+            $0.searchQueue = 24
+            $0.metrics = metrics
+        }
         let tokens = try (0..<26).map { _ in try archive.createToken(userID: APIFixture.adminUser, isAdmin: true).token }
         // The one search thread held: the first search takes the slot and waits for the thread.
         let gate = Gate()
@@ -124,6 +137,11 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
         // One more finds the queue full: told at once to come back.
         let full = await api.call("search.messages", parameters: ["query": "deploy"], bearer: tokens[25])
         #expect(full.status == 503 && full.retryAfter == 1 && full.error == "service_unavailable", "\(full)")
+        // `/metrics` reads the queue at the scrape: 24 waiting, one told to come back, one running.
+        let during = await metrics.scrape(api: api)
+        #expect(sample(during, "slackindex_searches_waiting") == 24, "\(during)")
+        #expect(sample(during, "slackindex_search_unavailable_total") == 1)
+        #expect(sample(during, "slackindex_searches_total") == 1)
         gate.open()
         try await holder.value
         #expect(await first.value.ok)
@@ -132,6 +150,8 @@ func runPython(_ script: String, _ arguments: [String]) async throws -> (status:
             #expect(answer.ok && answer.status == 200, "\(answer.body)")
         }
         #expect(api.slots.waiting == 0 && api.searches.withLock { $0.isEmpty })
+        let drained = await metrics.scrape(api: api)
+        #expect(sample(drained, "slackindex_searches_waiting") == 0 && sample(drained, "slackindex_searches_total") == 25)
 
         // With a short wait: a search that finds the thread busy past it answers 503, and gives its place up.
         let impatient = Self.oneSearchThread(archive) {

@@ -138,8 +138,13 @@ extension WebUI {
         let body = try await request.collectBody(upTo: 64 << 10)
         let token = APIParameters.form(String(buffer: body))["token"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         var wait = await signInsByAddress.acquire(address)
-        if wait == nil { wait = await signInsByToken.acquire(token) }
+        var limit = ServeMetrics.Limit.signInAddress
+        if wait == nil {
+            wait = await signInsByToken.acquire(token)
+            limit = .signInToken
+        }
         if let wait {
+            api.configuration.metrics?.rateLimited(limit)
             let seconds = RateLimiter.retryAfter(wait)
             var refused = WebUI.signInPage(
                 error: "Too many sign-ins: try again in \(seconds) s.", status: .tooManyRequests)

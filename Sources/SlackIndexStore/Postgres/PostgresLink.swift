@@ -112,6 +112,12 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open`, `pinned`, `p
         try? group.syncShutdownGracefully()
     }
 
+    /// Connections open now, and those checked out (running a statement or holding a transaction).
+    /// - Complexity: O(1).
+    var use: (open: Int, inUse: Int) {
+        state.withLock { (open, open - idle.count) }
+    }
+
     /// A new connection.
     private func connect() throws -> PostgresConnection {
         let (id, settings, made) = state.withLock {

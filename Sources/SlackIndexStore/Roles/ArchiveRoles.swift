@@ -393,9 +393,60 @@ package protocol WorkspaceImages: ArchiveRole {
     func storedImages() throws -> StoredImages
 }
 
+/// What `serve --metrics` reads at each scrape: counts the archive keeps or its database knows, never a scan of the
+/// messages (a scrape every 15 s must not cost a `count(*)` over a million rows).
+package protocol ArchiveGauges: ArchiveRole {
+    /// The connections the archive holds to its database now.
+    func connectionUse() -> ConnectionUse
+    /// Messages stored and where sync stands.
+    func archiveProgress() throws -> ArchiveProgress
+}
+
+/// The connections of an archive's pool.
+package struct ConnectionUse: Sendable, Equatable {
+    /// Connections open now; nil where the backend does not say (GRDB's pool of SQLite readers).
+    package var open: Int?
+    /// Connections running a statement or holding a transaction now; nil where the backend does not say.
+    package var inUse: Int?
+    /// Connections the pool may open.
+    package var limit: Int
+
+    package init(open: Int? = nil, inUse: Int? = nil, limit: Int) {
+        self.open = open
+        self.inUse = inUse
+        self.limit = limit
+    }
+}
+
+/// How far import and sync have brought the archive, as the archive's own bookkeeping says.
+package struct ArchiveProgress: Sendable, Equatable {
+    /// Messages stored: exact on SQLite (the kept `message_count`, deleted ones left out); on PostgreSQL the
+    /// statistics collector's live rows of `message` (deleted ones included, a moment behind the last commit).
+    package var messages: Int
+    /// Conversations whose sync run stopped (or runs) in the middle of their history (`sync_run` rows).
+    package var syncRunsOpen: Int
+    /// Pages those runs have stored so far.
+    package var syncRunPages: Int
+    /// Threads whose replies sync has still to fetch.
+    package var syncThreadsPending: Int
+    /// The newest message time (seconds since the epoch) any finished sync run reached; nil before the first.
+    package var newestSyncedSeconds: Double?
+
+    package init(
+        messages: Int, syncRunsOpen: Int = 0, syncRunPages: Int = 0, syncThreadsPending: Int = 0,
+        newestSyncedSeconds: Double? = nil
+    ) {
+        self.messages = messages
+        self.syncRunsOpen = syncRunsOpen
+        self.syncRunPages = syncRunPages
+        self.syncThreadsPending = syncThreadsPending
+        self.newestSyncedSeconds = newestSyncedSeconds
+    }
+}
+
 /// Every role: one opened archive, whatever its backend.
 package protocol ArchiveStore: SearchIndex, Timelines, Directory, TokenStore, ImportSink, SyncState, Maintenance,
-    FileArchive, WorkspaceImages
+    FileArchive, WorkspaceImages, ArchiveGauges
 {
     var access: Archive.Access { get }
     /// Opening migrated, re-indexed or packed an archive an older version wrote.
