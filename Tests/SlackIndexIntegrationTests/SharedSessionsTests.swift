@@ -104,6 +104,38 @@ import Testing
     }
 }
 
+/// A standby that does not answer (nothing listens at its address): reads go to the primary, with the same
+/// answers as a server without a replica, and `/healthz` says the replica does not answer.
+@Suite(.enabled(if: PostgresTestServer.isAvailable, "needs a PostgreSQL 15 server (Debian's postgresql-15)"))
+struct ReplicaDownTests {
+    @Test func readsGoToThePrimaryWhileTheStandbyIsDown() async throws {
+        let postgres = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
+        let db = try ServeCLITests.importSample(into: try postgres.database())
+        let token = try SharedSessionsTests.token(db, user: APIFixture.dmMembers[0])
+        let nowhere = "postgresql://postgres@127.0.0.1:\(try PostgresTestServer.freePort())/archive"
+        let plain = try ServeCLITests.serve(db: db)
+        let replicated = try ServeCLITests.serve(db: db, extra: ["--replica", nowhere])
+        let http = SharedSessionsTests.client()
+        let general = try APIFixture.conversationID(folder: "general")
+        do {
+            let session = try #require(try await SharedSessionsTests.signIn(http, replicated, token: token).cookie)
+            for method in ["conversations.history?channel=\(general)&limit=7", "search.messages?query=exception"] {
+                let (status, body) = try await SharedSessionsTests.call(http, replicated, method, cookie: session)
+                let (_, expected) = try await SharedSessionsTests.call(http, plain, method, cookie: session)
+                let stamps = { (text: String) in text.components(separatedBy: "\"ts\":\"").dropFirst().map { $0.prefix(17) } }
+                #expect(status == 200 && body.contains("\"ok\":true") && stamps(body) == stamps(expected) && !stamps(body).isEmpty)
+            }
+            let health = try await healthz(replicated)
+            #expect(health.status == 200 && health.body.contains(#""replica":{"answers":false"#), "\(health.body)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        try await http.shutdown()
+        #expect(replicated.stop() == 0)
+        #expect(plain.stop() == 0)
+    }
+}
+
 /// The issue's walk-through on PostgreSQL: a primary and a streaming standby, two servers (one with `--replica`),
 /// a session made through one and used through the other, the primary stopped (reads go on from the standby, a
 /// sign-in is refused with 503), then the standby promoted (a sign-in works again, without a restart).

@@ -146,6 +146,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v15 file blobs';
                     DELETE FROM grdb_migrations WHERE identifier = 'v16 avatars and custom emoji';
                     DELETE FROM grdb_migrations WHERE identifier = 'v17 file thumbnails';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v18 web sessions';
                     """)
             try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }
