@@ -2,7 +2,7 @@
 """Many users at once against one or more `serve` processes over one archive (issue 51's load run).
 
     Benchmarks/scripts/serve-load-run.py BINARY DB [--servers N] [--replica URL] [--clients 50] [--seconds 60]
-                                         [--rate 10] [--label TEXT]
+                                         [--rate 10] [--exact-total true|false] [--label TEXT]
 
 Starts N `slackindex --db DB serve` processes (default 1; `--replica` is passed to each), makes one admin token
 per client, and runs CLIENTS clients for SECONDS, each on its own keep-alive connection from its own loopback
@@ -13,7 +13,8 @@ cursor a few pages deep) and a thread read (`conversations.replies` of a thread 
 never exceeds RATE requests a second (the default token rate, `--rate-limit 100/10`, is 10): it waits out the rest
 of each 1/RATE s slot, so any refusal (429, 503) is one a client within its token's rate was given.
 
-Prints JSON: requests per second, and per kind the statuses and p50/p99 of the answered ones (ms).
+`--exact-total false` asks searches as the web UI does (no exact count of every match: a common word's count is
+most of its search on PostgreSQL). Prints JSON: requests per second, and per kind the statuses and p50/p99 of the answered ones (ms).
 """
 import argparse, http.client, json, random, subprocess, sys, threading, time, urllib.parse
 
@@ -27,10 +28,12 @@ def main():
     ap.add_argument("--servers", type=int, default=1); ap.add_argument("--replica")
     ap.add_argument("--clients", type=int, default=50); ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--rate", type=float, default=10); ap.add_argument("--label", default="")
+    ap.add_argument("--exact-total", choices=["true", "false"], default="true",
+                    help="search.messages' exact_total: false as the web UI asks (no exact count of the matches)")
     args = ap.parse_args()
     lines = lambda *command: [json.loads(l) for l in subprocess.check_output(
         [args.binary, "--db", args.db, *command], text=True).splitlines() if l.strip()]
-    user = next(u["id"] for u in lines("users", "--json") if not u["isBot"])
+    user = next(u["id"] for u in lines("users", "--json") if not u["is_bot"] and not u["is_placeholder"])
     tokens = [subprocess.check_output([args.binary, "--db", args.db, "token", "create", "--user", user, "--admin",
                                        "--label", "load-run"], text=True).strip() for _ in range(args.clients)]
     servers = []
@@ -55,7 +58,8 @@ def main():
             slot = time.time()
             n += 1
             if n % 3 == 1:
-                kind, method, params = "search", "search.messages", {"query": rng.choice(WORDS), "count": "20"}
+                kind, method, params = "search", "search.messages", {"query": rng.choice(WORDS), "count": "20",
+                                                            "exact_total": args.exact_total}
             elif n % 3 == 2 or not threads:
                 if cursor is None or rng.random() < 0.25: channel, cursor = rng.choice(busiest), None
                 kind, method, params = "history", "conversations.history", {"channel": channel, "limit": "50"}
