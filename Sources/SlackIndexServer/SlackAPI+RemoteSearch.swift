@@ -69,7 +69,9 @@ extension SlackAPI {
             let merged = ResultMerger.merge(
                 local: found.hits, remote: remoteAnswer.hits, sort: page.options.sort,
                 limit: found.hits.count + remoteOnly)
-            return try self.searchAnswer(page, hits: (merged, found.total + remoteOnly), remote: remoteAnswer)
+            return try self.searchAnswer(
+                page, hits: LocalHits(hits: merged, total: found.total + remoteOnly, estimated: found.estimated),
+                remote: remoteAnswer)
         }
     }
 

@@ -13,6 +13,8 @@ extension SlackAPI {
     /// `exact_total=false` (slackindex's own) leaves the exact count out, which is most of the time a common word
     /// takes: `total` is then the matches up to this page plus one when there are more, and `messages` carries
     /// `"total_exact": false`; `slackindex.count` gives the count. The web UI shows the results first that way.
+    /// Past `SlackAPIConfiguration.exactCountsUpTo` matches, `total` is the index's estimate where it has one
+    /// (PostgreSQL), also with `"total_exact": false`: no page past 10,000 hits can be asked for anyway.
     /// With a remote (`SlackAPIConfiguration.remote`) the first page is merged with the remote's: see
     /// `mergedSearch`.
     /// - Complexity: ranking `page × count` candidates (at most 10,000), reading `count` messages, plus (unless
@@ -42,32 +44,43 @@ extension SlackAPI {
         return visible == true ? corrected.slackSyntax : nil
     }
 
-    /// The archive's hits for a page and the number of matches (exact, or a lower bound without `exact_total`).
-    func localHits(_ page: SearchPage) throws -> (hits: [SearchHit], total: Int) {
+    /// A page's hits and the number of matches: exact (past `SlackAPIConfiguration.exactCountsUpTo`, the index's
+    /// estimate where it has one: `estimated`), or a lower bound without `exact_total`.
+    struct LocalHits {
+        var hits: [SearchHit]
+        var total: Int
+        var estimated = false
+    }
+
+    /// The archive's hits for a page and the number of matches.
+    func localHits(_ page: SearchPage) throws -> LocalHits {
         var hits: [SearchHit] = []
         var total = 0
+        var estimated = false
         do {
             var options = page.options
-            if page.exact { options.countCap = Int.max }
+            if page.exact {
+                options.countCap = Int.max
+                options.estimateCountsAbove = configuration.exactCountsUpTo
+            }
             let results = try engine.search(page.query, options: options)
             hits = results.hits
             total = results.total ?? 0
+            estimated = results.totalIsEstimate
         } catch SearchError.nothingToSearch(_) {
             throw APIFailure(code: "no_query")
         } catch is SearchError {
             // Unknown or ambiguous names: no results (an ambiguity would name conversations the token may not see).
         }
         if !hits.isEmpty { total = max(total, page.options.offset + hits.count) }
-        return (Array(hits.prefix(page.count)), total)
+        return LocalHits(hits: Array(hits.prefix(page.count)), total: total, estimated: estimated)
     }
 
     /// Slack's answer for a page of hits: `messages.matches`, `paging`, `pagination`, `total`, built in one place
     /// so that it can be read against Slack's documentation field by field. With a remote, each match carries
     /// `source` (`local`, `remote` or `both`), and `remote_problem` says why the remote's hits are missing.
-    func searchAnswer(_ page: SearchPage, hits found: (hits: [SearchHit], total: Int), remote: RemoteAnswer?)
-        throws -> [(String, JSONValue)]
-    {
-        let (pageHits, total) = found
+    func searchAnswer(_ page: SearchPage, hits found: LocalHits, remote: RemoteAnswer?) throws -> [(String, JSONValue)] {
+        let (pageHits, total) = (found.hits, found.total)
         let team = try archive.workspace()?.teamID
         let users = try archive.archivedUsers(ids: Set(pageHits.compactMap(\.message.userID)))
         var conversations: [String: Conversation] = [:]
@@ -87,7 +100,7 @@ extension SlackAPI {
         let pages = total == 0 ? 0 : (total + count - 1) / count
         let first = total == 0 ? 0 : (page.number - 1) * count + 1
         let last = min(page.number * count, total)
-        let estimate: [(String, JSONValue)] = page.exact ? [] : [("total_exact", .bool(false))]
+        let estimate: [(String, JSONValue)] = page.exact && !found.estimated ? [] : [("total_exact", .bool(false))]
         let problem: [(String, JSONValue)] = remote?.problem.map { [("remote_problem", .string($0))] } ?? []
         return [
             ("query", .string(page.query)),

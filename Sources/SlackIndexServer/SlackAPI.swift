@@ -22,6 +22,11 @@ public struct SlackAPIConfiguration: Sendable {
     public var searchQueue = 256
     /// How long a search waits for a search thread before it is told to come back.
     public var searchWait: Duration = .seconds(2)
+    /// `search.messages` counts matches exactly up to this many; past it, `total` is the index's estimate where it
+    /// has one (PostgreSQL's statistics), with `"total_exact": false`. The deepest page asked for is 10,000 hits,
+    /// and an exact count of a common word visits every match: on PostgreSQL at 1M, `the` took 0.6 s a search,
+    /// which two servers on 2 cores could not give 50 clients (docs/performance.md).
+    public var exactCountsUpTo = 10_000
     /// A connection that sends no complete request for this long (idle, or a request trickled in) is closed.
     public var idleTimeout: Duration = .seconds(15)
     /// Connections open at once. A new one past this closes the connection idle longest (see `ConnectionGuard`);

@@ -524,6 +524,44 @@ struct PostgresContractTests {
         #expect(counted == stats.messages + stats.deletedMessages, "\(counted) \(stats.messages)")
     }
 
+    /// Past `estimateCountsAbove`, PostgreSQL's total is its planner's estimate (said so), SQLite counts on; below
+    /// it both count exactly. Through `search.messages`: `"total_exact": false` past `exactCountsUpTo` on
+    /// PostgreSQL only, with the same hits on both.
+    @Test func countsPastTheLimitAreEstimatedWhereTheIndexCanEstimate() async throws {
+        let (sqlite, postgres, _) = try Self.importedPair()
+        try #require(postgres.store as? PostgresArchive).link.execute("ANALYZE message")
+        var options = SearchOptions()
+        options.wordVariants = true
+        options.countCap = Int.max
+        let exact = try SearchEngine(archive: sqlite).search("the", options: options).total ?? 0
+        #expect(exact > 200)
+        options.estimateCountsAbove = 50
+        let onSQLite = try SearchEngine(archive: sqlite).search("the", options: options)
+        #expect(onSQLite.total == exact && !onSQLite.totalIsEstimate)
+        let onPostgres = try SearchEngine(archive: postgres).search("the", options: options)
+        #expect(onPostgres.totalIsEstimate, "\(String(describing: onPostgres.total)) of \(exact)")
+        let estimate = Double(onPostgres.total ?? 0)
+        #expect(estimate > 50 && estimate >= Double(exact) / 2 && estimate <= Double(exact) * 2, "\(estimate) vs \(exact)")
+        options.estimateCountsAbove = exact
+        let below = try SearchEngine(archive: postgres).search("the", options: options)
+        #expect(below.total == exact && !below.totalIsEstimate)
+
+        var configuration = SlackAPIConfiguration(rateLimit: RateLimit(requests: 1_000, interval: .seconds(1)))
+        configuration.exactCountsUpTo = 50
+        var answers: [String] = []
+        for archive in [sqlite, postgres] {
+            let token = try archive.store.createToken(userID: APIFixture.adminUser, isAdmin: true, label: nil, now: Date())
+            let api = SlackAPI(archive: archive, configuration: configuration)
+            let answer = await api.call("search.messages", parameters: ["query": "the", "sort": "timestamp"], bearer: token.token)
+            #expect(answer.ok, "\(answer.body)")
+            answers.append(answer.body)
+        }
+        #expect(!answers[0].contains("total_exact") && answers[0].contains("\"total\":\(exact),"), "\(answers[0].prefix(300))")
+        #expect(answers[1].contains(#""total_exact":false"#), "\(answers[1].prefix(300))")
+        let stamps = answers.map { $0.components(separatedBy: "\"ts\":\"").dropFirst().map { $0.prefix(17) } }
+        #expect(stamps[0] == stamps[1] && !stamps[0].isEmpty)
+    }
+
     /// Two syncs of one workspace into one PostgreSQL archive at once (each with its own connections, as two
     /// `slackindex sync` processes; the schema made by whichever opens first): nothing lost or doubled, the same
     /// directory and pages as one sync into SQLite, and the sync queue empty (issue 51).

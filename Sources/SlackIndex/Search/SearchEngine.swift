@@ -43,6 +43,10 @@ public struct SearchOptions: Sendable {
     /// Also count the matches (`SearchResults.total`), stopping at this many; nil counts nothing, `Int.max` all.
     /// The count comes from the search already prepared: nothing is parsed, resolved or compiled again.
     public var countCap: Int?
+    /// Past this many matches, take the index's estimate of the count where it has one (PostgreSQL's statistics;
+    /// `SearchResults.totalIsEstimate`) instead of counting on: an exact count of a common word visits every match
+    /// (0.6 s for `the` at 1M on PostgreSQL). Nil counts exactly, as `countCap` says.
+    public var estimateCountsAbove: Int?
 
     public init() {}
 
@@ -63,6 +67,8 @@ public struct SearchResults: Sendable {
     /// How many messages match, up to `SearchOptions.countCap`, counted by the same prepared search as the hits;
     /// nil when the options asked for no count.
     public var total: Int?
+    /// True when `total` is the index's estimate (`SearchOptions.estimateCountsAbove`), not a count.
+    public var totalIsEstimate = false
     /// "Did you mean": likelier spellings of query words the archive (almost) never holds, best first; only when
     /// the search found at most `SearchEngine.rareWordMessages` hits.
     public var suggestions: [WordSuggestion] = []
@@ -232,8 +238,26 @@ public struct SearchEngine: Sendable {
         } else {
             hits = ranked.hits.map { SearchHit(message: $0.message, snippet: $0.message.plainText, score: $0.score) }
         }
-        let total = try options.countCap.map { try prepared.count(cap: $0 == Int.max ? nil : $0) }
-        return SearchResults(hits: hits, notes: notes, windowed: ranked.window != nil, total: total)
+        let (total, estimated) = try Self.count(prepared, options: options)
+        var results = SearchResults(hits: hits, notes: notes, windowed: ranked.window != nil, total: total)
+        results.totalIsEstimate = estimated
+        return results
+    }
+
+    /// The matches counted as `options` asks: up to `countCap`, or past `estimateCountsAbove` the index's
+    /// estimate (at least what was counted) where it has one.
+    private static func count(_ prepared: any PreparedSearch, options: SearchOptions) throws -> (Int?, Bool) {
+        guard let cap = options.countCap else { return (nil, false) }
+        let limit = cap == Int.max ? nil : cap
+        guard let above = options.estimateCountsAbove, limit.map({ $0 > above }) ?? true else {
+            return (try prepared.count(cap: limit), false)
+        }
+        // Counted first: a rare word costs no estimate; past `above`, a backend without one counts on (SQLite:
+        // the first `above` + 1 counted twice, about a millisecond).
+        let counted = try prepared.count(cap: above + 1)
+        guard counted > above else { return (counted, false) }
+        guard let estimate = try prepared.estimatedCount() else { return (try prepared.count(cap: limit), false) }
+        return (max(counted, limit.map { min(estimate, $0) } ?? estimate), true)
     }
 
     /// The query resolved and prepared by the index; nil when nothing can match (contradictory dates, a filter that

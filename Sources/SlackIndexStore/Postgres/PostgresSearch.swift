@@ -132,6 +132,17 @@ struct PostgresPreparedSearch: PreparedSearch {
         return try rows.map { ($0, try $0["rank"].decode(Double.self)) }
     }
 
+    /// The planner's row estimate for the search's conditions (`EXPLAIN`, no row read): from the statistics
+    /// `ANALYZE` keeps of the vectors' lexemes, close for the common words whose exact count is expensive (`the`
+    /// at 1M: 534,230 estimated, 538,007 counted in 0.6 s, a scan of its matches).
+    func estimatedCount() throws -> Int? {
+        let plan = try archive.link.query("EXPLAIN SELECT 1 FROM message m WHERE \(conditions)", binds)
+        guard let line = try plan.first?["QUERY PLAN"].decode(String.self),
+            let range = line.range(of: #"rows=\d+"#, options: .regularExpression)
+        else { return nil }
+        return Int(line[range].dropFirst("rows=".count))
+    }
+
     func count(cap: Int?) throws -> Int {
         var binds = binds
         let limit: String

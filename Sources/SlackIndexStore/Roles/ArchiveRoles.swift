@@ -68,6 +68,13 @@ package protocol PreparedSearch: Sendable {
     func hits(order: SearchOrder, offset: Int, limit: Int) throws -> RankedHits
     /// How many messages match, stopping at `cap` (nil: all).
     func count(cap: Int?) throws -> Int
+    /// How many messages the index estimates match, without counting them; nil where the backend has no estimate
+    /// (SQLite: its count walks the doclists, which costs less than PostgreSQL's visit of every match).
+    func estimatedCount() throws -> Int?
+}
+
+extension PreparedSearch {
+    package func estimatedCount() throws -> Int? { nil }
 }
 
 /// The order of a search's hits.
