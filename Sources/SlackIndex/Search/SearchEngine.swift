@@ -249,11 +249,10 @@ public struct SearchEngine: Sendable {
     private static func count(_ prepared: any PreparedSearch, options: SearchOptions) throws -> (Int?, Bool) {
         guard let cap = options.countCap else { return (nil, false) }
         let limit = cap == Int.max ? nil : cap
-        guard let above = options.estimateCountsAbove, limit.map({ $0 > above }) ?? true else {
+        guard let above = options.estimateCountsAbove, limit.map({ $0 > above }) ?? true, prepared.estimatesCounts else {
             return (try prepared.count(cap: limit), false)
         }
-        // Counted first: a rare word costs no estimate; past `above`, a backend without one counts on (SQLite:
-        // the first `above` + 1 counted twice, about a millisecond).
+        // Counted first: a rare word costs no estimate.
         let counted = try prepared.count(cap: above + 1)
         guard counted > above else { return (counted, false) }
         guard let estimate = try prepared.estimatedCount() else { return (try prepared.count(cap: limit), false) }

@@ -71,10 +71,13 @@ package protocol PreparedSearch: Sendable {
     /// How many messages the index estimates match, without counting them; nil where the backend has no estimate
     /// (SQLite: its count walks the doclists, which costs less than PostgreSQL's visit of every match).
     func estimatedCount() throws -> Int?
+    /// Whether `estimatedCount` gives an estimate (so that a count past a limit may stop there).
+    var estimatesCounts: Bool { get }
 }
 
 extension PreparedSearch {
     package func estimatedCount() throws -> Int? { nil }
+    package var estimatesCounts: Bool { false }
 }
 
 /// The order of a search's hits.
