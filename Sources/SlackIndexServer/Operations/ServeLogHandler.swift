@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SlackIndex
 
 /// `serve`'s log lines through swift-log: one line per event, as key=value pairs (logfmt) or as one JSON object,
 /// handed to `write` (stderr in `serve`; a buffer in tests).
@@ -61,23 +62,14 @@ public struct ServeLogHandler: LogHandler {
         }
     }
 
-    /// A logfmt value: bare when it has no space, `=`, quote or control character; else quoted, with `"`, `\` and
-    /// line breaks escaped, so one event is always one line.
+    /// A logfmt value: bare when it has no space, `=`, quote or control character; else quoted as a JSON string
+    /// is (`JSONText.appendQuoted`: `"`, `\` and line breaks escaped), so one event is always one line.
     static func logfmtValue(_ value: String) -> String {
         let plain =
             !value.isEmpty && !value.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 }
         guard !plain else { return value }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default: out.unicodeScalars.append(scalar.value < 0x20 ? "?" : scalar)
-            }
-        }
-        return out + "\""
+        var out = ""
+        JSONText.appendQuoted(value, to: &out)
+        return out
     }
 }

@@ -383,7 +383,9 @@ final class PostgresLink: @unchecked Sendable {  // `idle`, `open`, `pinned`, `p
     {
         let logger = logger
         let query = PostgresQuery(unsafeSQL: sql, binds: binds)
-        return try routed(route ?? Route.of(sql)) { link in
+        // Without a standby every statement goes to the primary: the statement is not read for its route (an
+        // import sends thousands).
+        return try routed(route ?? (standby == nil ? .primary : Route.of(sql))) { link in
             try link.using { connection in
                 try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
             }
