@@ -515,13 +515,16 @@ struct PostgresContractTests {
         #expect([pg.syncRunsOpen, pg.syncRunPages, pg.syncThreadsPending] == [Int](repeating: 0, count: 3), "\(pg)")
         let kept = try sqlite.stats().messages
         #expect(lite.messages == kept)
+        // The statistics collector's live rows are an estimate (an autovacuum's ANALYZE replaces the running count
+        // with its own, seen 3,123 for 3,026 rows in CI): within a tenth of the rows, not to the row.
         let stats = try postgres.stats()
+        let rows = stats.messages + stats.deletedMessages
         var counted = pg.messages
-        for _ in 0..<40 where counted != stats.messages + stats.deletedMessages {
+        for _ in 0..<40 where abs(counted - rows) > rows / 10 {
             try await Task.sleep(for: .milliseconds(500))
             counted = try postgres.store.archiveProgress().messages
         }
-        #expect(counted == stats.messages + stats.deletedMessages, "\(counted) \(stats.messages)")
+        #expect(abs(counted - rows) <= rows / 10, "\(counted) \(rows)")
     }
 
     /// Past `estimateCountsAbove`, PostgreSQL's total is its planner's estimate (said so), SQLite counts on; below
