@@ -142,7 +142,14 @@ public enum SlackAPIServer {
                         maxHeaderFieldSize: SlackAPIServer.maxRequestHead, maxHeaderListSize: SlackAPIServer.maxRequestHead))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "slackindex"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
-            logger: logger)
+            logger: logger ?? quietLogger)
+    }
+
+    /// The logger of a server started without one (tests, embedders): warnings and errors on stderr, no line per
+    /// request. Hummingbird's own default logs every request at `info`, which buried a CI run's one failure under
+    /// 100,000 request lines (only the log's tail is kept).
+    static let quietLogger = ServeLogHandler.logger(level: .warning, format: .logfmt) { line in
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     /// Starts a server in this process and returns once it listens: what tests of API clients want.

@@ -24,6 +24,7 @@ enum Migrations {
         (workspaceImages, v16WorkspaceImages),
         (fileThumbnails, v17FileThumbnails),
         (webSessions, v18WebSessions),
+        (smallIndexLeaves, v19SmallIndexLeaves),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -43,6 +44,9 @@ enum Migrations {
 
     /// The migration that keeps the web UI's sessions in the archive (v18): a new table, no layout of old data changed.
     static let webSessions = "v18 web sessions"
+
+    /// The migration that rewrites the search index in leaves of 1,000 bytes (v19): the index only, rebuilt.
+    static let smallIndexLeaves = "v19 search index leaves of 1,000 bytes"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"
@@ -84,7 +88,7 @@ enum Migrations {
 
     /// The search index's leaf size and merge policy (migration v4; v13 recreates the index).
     static let indexMergePolicy = """
-        INSERT INTO message_fts (message_fts, rank) VALUES ('pgsz', 16000);
+        INSERT INTO message_fts (message_fts, rank) VALUES ('pgsz', \(SQLiteArchive.writeLeafSize));
         INSERT INTO message_fts (message_fts, rank) VALUES ('automerge', 16);
         INSERT INTO message_fts (message_fts, rank) VALUES ('crisismerge', 32);
         """

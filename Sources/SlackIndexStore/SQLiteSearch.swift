@@ -91,7 +91,7 @@ extension SQLiteArchive {
                 rankSpec: FTS5Query.rankSpec(search, expansions: expansions),
                 exactForms: FTS5Query.exactForms(search, expansions: expansions),
                 conditions: SQLiteArchive.conditions(search, negative: negative),
-                plan: try SQLiteArchive.plan(search, db: db), notes: notes)
+                plan: try SQLiteArchive.plan(search, expansions: expansions, db: db), notes: notes)
         }
     }
 

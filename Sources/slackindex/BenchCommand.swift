@@ -110,6 +110,10 @@ struct BenchCommand: ParsableCommand {
                     + [s.p50, s.p95, s.p99, s.max].map { String(format: "%.2f", $0) }
             }
             Output.table(header: ["  kind", "n", "p50 ms", "p95 ms", "p99 ms", "max ms"], rows: rows, rightAligned: [1, 2, 3, 4, 5])
+            guard !result.slowest.isEmpty else { return }
+            Output.line("slowest (median of the runs):")
+            let slow = result.slowest.prefix(5).map { ["  " + String(format: "%.2f ms", $0.medianMs), $0.kind, $0.text] }
+            Output.table(header: ["  median", "kind", "query"], rows: slow, rightAligned: [0])
         }
     }
 
@@ -177,6 +181,7 @@ struct SearchJSON: Encodable {
         case queries, runs, hits
         case p50 = "p50_ms", p95 = "p95_ms", p99 = "p99_ms", max = "max_ms"
         case byKind = "by_kind"
+        case slowest
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -189,5 +194,6 @@ struct SearchJSON: Encodable {
         try c.encode(result.overall.p99, forKey: .p99)
         try c.encode(result.overall.max, forKey: .max)
         try c.encode(result.byKind, forKey: .byKind)
+        try c.encode(result.slowest, forKey: .slowest)
     }
 }

@@ -147,6 +147,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v16 avatars and custom emoji';
                     DELETE FROM grdb_migrations WHERE identifier = 'v17 file thumbnails';
                     DELETE FROM grdb_migrations WHERE identifier = 'v18 web sessions';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v19 search index leaves of 1,000 bytes';
                     """)
             try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }

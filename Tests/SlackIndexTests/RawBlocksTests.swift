@@ -1,3 +1,4 @@
+import CSlackTokenizer
 import CSlackZlib
 import Foundation
 import GRDB
@@ -319,6 +320,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v16 avatars and custom emoji';
                     DELETE FROM grdb_migrations WHERE identifier = 'v17 file thumbnails';
                     DELETE FROM grdb_migrations WHERE identifier = 'v18 web sessions';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v19 search index leaves of 1,000 bytes';
                     """)
         }
     }
@@ -377,7 +379,11 @@ import Testing
         try Self.downgradeToV11(path)
         do {
             // The migration and one transaction of 1,000 rows, then a stop.
-            let pool = try DatabasePool(path: path)
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in
+                guard slackindex_register_tokenizer(db.sqliteConnection) == 0 else { throw StoreError.needsUpgrade(path: path) }
+            }
+            let pool = try DatabasePool(path: path, configuration: configuration)
             try Migrations.migrator.migrate(pool)
             #expect(try Migrations.packPendingRows(pool, rowsPerTransaction: 1_000, transactions: 1))
             let (packed, position) = try pool.read { db in

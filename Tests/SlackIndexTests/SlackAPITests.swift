@@ -352,6 +352,9 @@ import Testing
         #expect(typo["suggestion"] as? String == "exception")
         let right = try await f.ok("search.messages", ["query": "exception"])
         #expect(right["suggestion"] == nil)
+        // The web UI's keystrokes leave it out, and ask once typing pauses.
+        let typing = try await f.ok("search.messages", ["query": "excepton", "suggest": "false"])
+        #expect(typing["suggestion"] == nil)
 
         // A word only a DM holds, misspelled: the outsider is not told it.
         let oracle = try SampleOracle(folder: TestSupport.sampleFolder)

@@ -36,12 +36,29 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
         public var hits: Int
         /// Every sample (ms), for plots.
         public var samples: [Double]
+        /// The queries slowest at their median over the runs, slowest first (at most `slowestShown`): what the tail is.
+        public var slowest: [Slow] = []
 
         private enum CodingKeys: String, CodingKey {
-            case queries, runs, hits, overall, samples
+            case queries, runs, hits, overall, samples, slowest
             case byKind = "by_kind"
         }
     }
+
+    /// A query of the tail and its median latency over the runs.
+    public struct Slow: Sendable, Codable {
+        public var kind: String
+        public var text: String
+        public var medianMs: Double
+
+        private enum CodingKeys: String, CodingKey {
+            case kind, text
+            case medianMs = "median_ms"
+        }
+    }
+
+    /// How many of the slowest queries a result names.
+    public static let slowestShown = 10
 
     package var archive: any ArchiveStore
     public var runs = 3
@@ -138,18 +155,24 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
         for _ in 0..<warmup {
             for query in queries { _ = try? engine.search(query.text, options: options) }
         }
+        var perQuery = Array(repeating: [Double](), count: queries.count)
         for _ in 0..<runs {
-            for query in queries {
+            for (index, query) in queries.enumerated() {
                 var found = 0
                 let seconds = measure { found = (try? engine.search(query.text, options: options))?.hits.count ?? 0 }
                 hits += found
                 all.append(seconds)
                 byKind[query.kind, default: []].append(seconds)
+                perQuery[index].append(seconds)
             }
+        }
+        let slowest = zip(queries, perQuery).map { query, seconds in
+            Slow(kind: query.kind, text: query.text, medianMs: seconds.sorted()[seconds.count / 2] * 1000)
         }
         return Result(
             queries: queries.count, runs: runs, overall: LatencySummary(seconds: all),
             byKind: byKind.mapValues { LatencySummary(seconds: $0) }, hits: hits / max(1, runs),
-            samples: all.map { $0 * 1000 })
+            samples: all.map { $0 * 1000 },
+            slowest: Array(slowest.sorted { $0.medianMs > $1.medianMs }.prefix(Self.slowestShown)))
     }
 }

@@ -218,11 +218,13 @@ enum PostgresSchema {
     ///
     /// - Throws: `StoreError.newerArchive` when the database has migrations this version does not know.
     static func migrate(_ link: PostgresLink) throws -> Bool {
-        try link.execute(migrationTable)
         var upgraded = false
         try link.transaction {
-            // The lock's key: any constant of ours, held until the transaction ends.
+            // The lock's key: any constant of ours, held until the transaction ends. The migration table is made
+            // under it too: two `CREATE TABLE IF NOT EXISTS` at once can both pass the check, and the second then
+            // fails on PostgreSQL's catalog (`pg_type_typname_nsp_index`, seen when two syncs opened a new archive).
             try link.query("SELECT pg_advisory_xact_lock(5049001)")
+            try link.query(migrationTable)
             let done = Set(try applied(link) ?? [])
             let unknown = done.subtracting(versions.map(\.name))
             guard unknown.isEmpty else {
