@@ -108,10 +108,12 @@ let package = Package(
                 // `serve`'s startup and shutdown lines (`ServeLogHandler`).
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings,
+            // Compiled against the static runtime's modules too, whose autolink entries name what static
+            // Foundation needs (CoreFoundation, its ICU, …): linking with `-static-stdlib` alone left those out.
+            swiftSettings: swiftSettings + [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             // Release builds carry the Swift runtime and Foundation inside: a process then reaches its first line
-            // ~4 ms sooner (no dynamic loading of libswiftCore, Foundation and ICU's data, fewer relocations):
-            // `search flimflam --limit 5` on the 1M archive 15.1 / 15.9 ms against 19.1 / 19.5 ms
+            // ~5 ms sooner (no dynamic loading of libswiftCore and Foundation, fewer relocations): `search flimflam
+            // --limit 5` on the 1M archive 13.8 / 13.9 ms against 18.9 / 19.0 ms, medians of 25, interleaved
             // (docs/performance.md). The binary then needs only the C libraries a fresh machine has.
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             plugins: ["CommitStamp"]
