@@ -229,6 +229,51 @@ import Testing
         Self.expectBM25(rows)
     }
 
+    /// With "~LOW:HIGH:CAP" a phrase found CAP times is counted as the documented estimate (CAP × the id span over
+    /// the span its first CAP documents reach), computed here independently and given as `@N`; below the cap it
+    /// counts exactly; and the estimate is near the count on sample-data (within a factor of 2: its days are even
+    /// enough). What the engine writes: the archive's ids and `SQLiteArchive.idfCountCap`, for IDF ranks only.
+    @Test func cappedCountsEstimateFromTheIds() throws {
+        let archive = try TestSupport.sampleArchive()
+        let match = "\"the\" AND \"deploy\""
+        func scores(_ spec: String) throws -> [Int64: Double] {
+            try archive.pool.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT rowid, slackindex_rank(message_fts, ?, 1.0, 1.0, 0.4) AS r FROM message_fts WHERE message_fts MATCH ?",
+                    arguments: [spec, match]
+                ).reduce(into: [:]) { $0[$1["rowid"]] = $1["r"] }
+            }
+        }
+        let (low, high, total) = try archive.pool.read { db in
+            let ids = try #require(try SQLiteArchive.idRange(db))
+            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM message_fts WHERE message_fts MATCH 'the'") ?? 0
+            return (ids.lowerBound, ids.upperBound, total)
+        }
+        let cap = 50
+        #expect(total > cap * 4)
+        let last = try archive.pool.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT rowid FROM message_fts WHERE message_fts MATCH 'the' ORDER BY rowid LIMIT 1 OFFSET ?",
+                arguments: [cap - 1]) ?? 0
+        }
+        let estimate = Double(cap) * Double(high - low + 1) / Double(last - low + 1)
+        #expect(estimate > Double(total) / 2 && estimate < Double(total) * 2, "\(estimate) for \(total)")
+        let counted = try scores("0e 1e")
+        #expect(counted.count > 3)
+        #expect(try scores("~\(low):\(high):\(total + 1) 0e 1e") == counted, "below the cap: counted")
+        let capped = try scores("~\(low):\(high):\(cap) 0e 1e")
+        let given = try scores("0e@\(Int(estimate.rounded())) 1e")
+        #expect(capped != counted)
+        #expect(Set(capped.keys) == Set(given.keys))
+        for (row, score) in capped {
+            #expect(abs(score - (given[row] ?? 0)) < 1e-4 * abs(score), "\(row)")
+        }
+        // The engine's specs: with the range and cap when ranking by IDF, as they were without.
+        #expect(SQLiteArchive.counting("0e 1e", over: 5...9) == "~5:9:\(SQLiteArchive.idfCountCap) 0e 1e")
+        #expect(SQLiteArchive.counting("!0e 0v", over: 5...9) == "!0e 0v")
+        #expect(SQLiteArchive.counting("0e 1e", over: nil) == "0e 1e")
+    }
+
     /// Document counts given in the spec (`@N`, a prefix's words from the vocabulary) are used instead of counting,
     /// and give the same score as counting when they are right; excluded phrases (`x`) change no score.
     @Test func givenCountsAndExcludedPhrasesScoreAsCounted() throws {
