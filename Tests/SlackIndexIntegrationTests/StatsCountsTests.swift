@@ -148,7 +148,8 @@ import Testing
         #expect(refused.stderr.contains("needs an upgrade") && refused.stderr.contains("Run `slackindex upgrade` once"))
         let upgrade = try CLITests.run(["--db", path, "upgrade"])
         #expect(upgrade.status == 0, "\(upgrade.stderr)")
-        #expect(upgrade.stdout == "The archive at \(path) is up to date.\n")
+        // Its sizes follow when the upgrade rewrote the search index (v19) and gave the freed pages back.
+        #expect(upgrade.stdout.hasPrefix("The archive at \(path) is up to date") && upgrade.stdout.hasSuffix(".\n"))
         let stats = try CLITests.run(["--db", path, "stats", "--json"])
         #expect(try CLITests.json(stats.stdout.split(separator: "\n")[0])["messages"] as? Int == 3_000)
         #expect(try CLITests.run(["--db", path, "upgrade"]).status == 0)

@@ -429,9 +429,17 @@ import Testing
     @Test func benchTablesAreAligned() throws {
         let run = try CLITests.run(["--db", ConversationsCommandTests.db, "bench", "search", "--runs", "1", "--warmup", "0"])
         #expect(run.status == 0, "\(run.stderr)")
-        let table = run.stdout.split(separator: "\n").dropFirst()
+        // The table by kind, then the slowest queries: a header line, then a table whose last column (the query)
+        // is not padded.
+        let parts = run.stdout.components(separatedBy: "slowest (median of the runs):\n")
+        #expect(parts.count == 2, "\(run.stdout)")
+        let table = parts[0].split(separator: "\n").dropFirst()
         let ends = Set(table.map { $0.count })
         #expect(table.count >= 3 && ends.count == 1, "\(run.stdout)")
+        let slowest = (parts.last ?? "").split(separator: "\n")
+        #expect(slowest.count >= 2 && slowest.count <= 6, "\(run.stdout)")
+        let queries = Set(slowest.map { line in line.range(of: "  ", options: .backwards).map { line.distance(from: line.startIndex, to: $0.upperBound) } })
+        #expect(queries.count == 1, "the query column starts at one place: \(run.stdout)")
     }
 }
 
