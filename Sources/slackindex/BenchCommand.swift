@@ -53,7 +53,7 @@ struct BenchCommand: ParsableCommand {
     struct Search: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "search",
-            abstract: "Run a search workload against the archive: p50/p95/p99/max latency and hits.",
+            abstract: "Run a search workload against the archive: p50/p95/p99/max latency, hits and the slowest queries.",
             discussion: """
                 The built-in workload draws 200 queries from the archive's own vocabulary with a fixed seed:
                 rare, medium and very common words, phrases, prefixes, words with filters, filters alone. \
