@@ -96,8 +96,8 @@ public enum SlackAPIServer {
     ///   - port: the port; 0 picks a free one, reported to `onServerRunning`.
     ///   - ui: the web UI, or nil for the API alone (see `buildRouter`).
     ///   - middleware: runs before the API handlers (see `buildRouter` for fault injection).
-    ///   - logger: where Hummingbird and `RequestObserver` log (one line per request at `info`); nil: Hummingbird's
-    ///     own (swift-log's default handler, level `info` or `$LOG_LEVEL`).
+    ///   - logger: where Hummingbird and `RequestObserver` log (one line per request at `info`); nil:
+    ///     `quietLogger` (warnings and errors on stderr; `$LOG_LEVEL` is not read).
     ///   - onServerRunning: called once the server listens, with the port it is bound to.
     ///
     /// Embedding it in a test, with an admin token:

@@ -173,6 +173,13 @@ extension Migrations {
     /// either): 11.4 s for the generated 1M archive.
     static func v19SmallIndexLeaves(_ db: Database) throws {
         guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM message)") == true else { return }
+        try rebuildIndexInSmallLeaves(db)
+    }
+
+    /// `rebuildIndex`, then the index merged in `SQLiteArchive.mergedLeafSize` leaves (written so from the start: a
+    /// rebuild that fits one segment is not merged). Every whole rebuild goes this way (v19, a new tokenizer,
+    /// `check --repair`).
+    static func rebuildIndexInSmallLeaves(_ db: Database) throws {
         try db.execute(
             sql: "INSERT INTO message_fts (message_fts, rank) VALUES ('pgsz', \(SQLiteArchive.mergedLeafSize))")
         try rebuildIndex(db)

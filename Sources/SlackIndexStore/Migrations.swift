@@ -230,7 +230,9 @@ enum Migrations {
     /// True when no migration is pending (`migrationState`) and the index was built by this tokenizer (nothing to
     /// write).
     static func isCurrent(_ db: Database, pending: [String]) throws -> Bool {
-        guard pending.isEmpty else { return false }
+        // v19 only makes the index faster: an archive without it reads the same (a read-only mount, `serve
+        // --read-only` after an update); the next write-open applies it.
+        guard pending.allSatisfy({ $0 == smallIndexLeaves }) else { return false }
         return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion
     }
 
@@ -241,7 +243,7 @@ enum Migrations {
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'")
         }
         guard stored != tokenizerVersion else { return false }
-        try writer.write { db in try rebuildIndex(db) }
+        try writer.write { db in try rebuildIndexInSmallLeaves(db) }
         return true
     }
 }

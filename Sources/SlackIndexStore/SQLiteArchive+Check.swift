@@ -338,7 +338,7 @@ extension SQLiteArchive {
     ///
     /// - Complexity: O(n) messages tokenized and indexed again: about the index's share of an import.
     package func rebuildSearchIndex() throws {
-        try pool.write { db in try Migrations.rebuildIndex(db) }
+        try pool.write { db in try Migrations.rebuildIndexInSmallLeaves(db) }
     }
 
     /// Recounts `message_count` from the messages.

@@ -86,6 +86,8 @@ import Testing
         }
         #expect(try Self.segments(merged) == 1)
         #expect(try Self.averageLeaf(merged) > Double(SQLiteArchive.mergedLeafSize) * 4)
+        // Read-only, it is read as it is (v19 only makes it faster), with the same answers.
+        #expect(try answers(Archive(path: path, access: .readOnly)) == expected)
         let upgraded = try Archive(path: path)
         #expect(upgraded.store.upgradedOnOpen)
         #expect(try Self.segments(upgraded) == 1)

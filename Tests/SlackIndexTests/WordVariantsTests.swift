@@ -229,13 +229,13 @@ import Testing
         Self.expectBM25(rows)
     }
 
-    /// With "~LOW:HIGH:CAP" a phrase found CAP times is counted as the documented estimate (CAP × the id span over
-    /// the span its first CAP documents reach), computed here independently and given as `@N`; below the cap it
-    /// counts exactly; and the estimate is near the count on sample-data (within a factor of 2: its days are even
-    /// enough). What the engine writes: the archive's ids and `SQLiteArchive.idfCountCap`, for IDF ranks only.
-    @Test func cappedCountsEstimateFromTheIds() throws {
+    /// With "~CAP" a phrase found CAP times is counted as the documented estimate (CAP × all documents over the
+    /// documents up to its CAP-th), computed here apart and given as `@N`; below the cap, or when the CAP-th lies
+    /// too far in to place cheaply, it counts exactly; a malformed "~" is skipped whole. The estimate goes by
+    /// position among the messages, so a message years older than the rest (a gap in time) does not move it.
+    @Test func cappedCountsEstimateFromTheShareOfMessages() throws {
         let archive = try TestSupport.sampleArchive()
-        let match = "\"the\" AND \"deploy\""
+        let match = "\"to\" AND \"deploy\""  // `to`: in a quarter of the messages (`the`, in over half, has an IDF of ~0 either way)
         func scores(_ spec: String) throws -> [Int64: Double] {
             try archive.pool.read { db in
                 try Row.fetchAll(
@@ -244,34 +244,52 @@ import Testing
                 ).reduce(into: [:]) { $0[$1["rowid"]] = $1["r"] }
             }
         }
-        let (low, high, total) = try archive.pool.read { db in
-            let ids = try #require(try SQLiteArchive.idRange(db))
-            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM message_fts WHERE message_fts MATCH 'the'") ?? 0
-            return (ids.lowerBound, ids.upperBound, total)
+        func estimate(cap: Int) throws -> (estimate: Double, total: Int) {
+            try archive.pool.read { db in
+                let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM message_fts WHERE message_fts MATCH 'to'") ?? 0
+                let documents = try Int.fetchOne(db, sql: "SELECT count(*) FROM message_fts_docsize") ?? 0
+                let last = try Int64.fetchOne(
+                    db, sql: "SELECT rowid FROM message_fts WHERE message_fts MATCH 'to' ORDER BY rowid LIMIT 1 OFFSET ?",
+                    arguments: [cap - 1]) ?? 0
+                let before = try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM message_fts_docsize WHERE id <= ?", arguments: [last]) ?? 1
+                return (Double(cap) * Double(documents) / Double(before), total)
+            }
         }
         let cap = 50
+        let (estimated, total) = try estimate(cap: cap)
         #expect(total > cap * 4)
-        let last = try archive.pool.read { db in
-            try Int64.fetchOne(
-                db, sql: "SELECT rowid FROM message_fts WHERE message_fts MATCH 'the' ORDER BY rowid LIMIT 1 OFFSET ?",
-                arguments: [cap - 1]) ?? 0
-        }
-        let estimate = Double(cap) * Double(high - low + 1) / Double(last - low + 1)
-        #expect(estimate > Double(total) / 2 && estimate < Double(total) * 2, "\(estimate) for \(total)")
+        #expect(estimated > Double(total) / 2 && estimated < Double(total) * 2, "\(estimated) for \(total)")
         let counted = try scores("0e 1e")
         #expect(counted.count > 3)
-        #expect(try scores("~\(low):\(high):\(total + 1) 0e 1e") == counted, "below the cap: counted")
-        let capped = try scores("~\(low):\(high):\(cap) 0e 1e")
-        let given = try scores("0e@\(Int(estimate.rounded())) 1e")
+        #expect(try scores("~\(total + 1) 0e 1e") == counted, "below the cap: counted")
+        #expect(try scores("~x1 0e 1e") == counted, "a malformed cap is skipped whole")
+        let capped = try scores("~\(cap) 0e 1e")
+        let given = try scores("0e@\(Int(estimated.rounded())) 1e")
         #expect(capped != counted)
         #expect(Set(capped.keys) == Set(given.keys))
         for (row, score) in capped {
             #expect(abs(score - (given[row] ?? 0)) < 1e-4 * abs(score), "\(row)")
         }
-        // The engine's specs: with the range and cap when ranking by IDF, as they were without.
-        #expect(SQLiteArchive.counting("0e 1e", over: 5...9) == "~5:9:\(SQLiteArchive.idfCountCap) 0e 1e")
-        #expect(SQLiteArchive.counting("!0e 0v", over: 5...9) == "!0e 0v")
-        #expect(SQLiteArchive.counting("0e 1e", over: nil) == "0e 1e")
+
+        // A message ten years older than the rest: the estimate by time would have fallen to about the cap.
+        let ids = try archive.pool.read { db in try Int64.fetchAll(db, sql: "SELECT rowid FROM message_fts ORDER BY rowid") }
+        let oldest = try #require(ids.first)
+        try archive.pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, 'an early word', '')",
+                arguments: [oldest - 10 * 365 * 86_400 * MessageID.perSecond])
+        }
+        let (afterGap, _) = try estimate(cap: cap)
+        #expect(afterGap > Double(total) / 2 && afterGap < Double(total) * 2, "\(afterGap) for \(total)")
+        let cappedAfterGap = try scores("~\(cap) 0e 1e")
+        let givenAfterGap = try scores("0e@\(Int(afterGap.rounded())) 1e")
+        for (row, score) in cappedAfterGap {
+            #expect(abs(score - (givenAfterGap[row] ?? 0)) < 1e-4 * abs(score), "\(row)")
+        }
+        // What the engine writes: the cap, for IDF ranks only.
+        #expect(SQLiteArchive.countingAtMost("0e 1e") == "~\(SQLiteArchive.idfCountCap) 0e 1e")
+        #expect(SQLiteArchive.countingAtMost("!0e 0v") == "!0e 0v")
     }
 
     /// Document counts given in the spec (`@N`, a prefix's words from the vocabulary) are used instead of counting,

@@ -167,7 +167,7 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
             }
         }
         let slowest = zip(queries, perQuery).map { query, seconds in
-            Slow(kind: query.kind, text: query.text, medianMs: seconds.sorted()[seconds.count / 2] * 1000)
+            Slow(kind: query.kind, text: query.text, medianMs: seconds.isEmpty ? 0 : seconds.sorted()[seconds.count / 2] * 1000)
         }
         return Result(
             queries: queries.count, runs: runs, overall: LatencySummary(seconds: all),

@@ -692,6 +692,8 @@ extension WebAssets {
     clearTimeout(suggestTimer);
     suggestTimer = setTimeout(async () => {
       if (k.gen !== S.sgen) return;
+      // A search or a count in flight holds the token's searches (two at a time): asked after them, not beside.
+      if (searching || counting) { suggestLater(k); return; }
       try {
         const r = await api('search.messages', Object.assign({
           query: k.q, variants: 'true', count: 1, exact_total: 'false', suggest: 'true',
