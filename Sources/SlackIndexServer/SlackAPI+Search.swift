@@ -26,8 +26,7 @@ extension SlackAPI {
         let found = try localHits(page)
         // `suggest=false` (slackindex's own): the web UI's search as you type leaves "did you mean" (60–70 ms over
         // the vocabulary of 1M messages for a partial word) to a request of its own once typing pauses.
-        let suggests = request.string("suggest").map { $0.lowercased() != "false" && $0 != "0" } ?? true
-        let suggestion = suggests ? try self.suggestion(page, hits: found.hits.count) : nil
+        let suggestion = request.bool("suggest", default: true) ? try self.suggestion(page, hits: found.hits.count) : nil
         return try searchAnswer(page, hits: found, remote: nil)
             + (suggestion.map { [("suggestion", .string($0))] } ?? [])
     }
@@ -231,7 +230,7 @@ extension SearchPage {
         // Slack caps `page` at 100; the cap also keeps `page × count` far from overflow and bounds the work.
         number = max(1, try request.int("page") ?? 1)
         guard number <= 100 else { throw APIFailure.invalid("page", "must be at most 100") }
-        exact = request.string("exact_total").map { $0.lowercased() != "false" && $0 != "0" } ?? true
+        exact = request.bool("exact_total", default: true)
         highlight = request.bool("highlight")
         self.options = options
         let byTime = request.string("sort") == "timestamp"

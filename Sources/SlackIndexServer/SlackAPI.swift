@@ -322,10 +322,11 @@ struct APIRequest {
         return value
     }
 
-    /// `true`/`1` are true; anything else (or nothing) is false.
-    func bool(_ name: String) -> Bool {
-        guard let value = string(name)?.lowercased() else { return false }
-        return value == "true" || value == "1"
+    /// `true`/`1` are true; anything else (or nothing) is false. With `default: true` (a parameter that is on unless
+    /// turned off: `exact_total`, `suggest`), `false`/`0` are false and anything else (or nothing) is true.
+    func bool(_ name: String, default defaultValue: Bool = false) -> Bool {
+        guard let value = string(name)?.lowercased() else { return defaultValue }
+        return defaultValue ? value != "false" && value != "0" : value == "true" || value == "1"
     }
 
     func int(_ name: String) throws -> Int? {

@@ -13,6 +13,12 @@ package enum IndexText {
         }
     }
 
+    /// Whether `text` is ASCII letters and digits only: one token of the index, whatever the tokenizer's rules
+    /// (a word it would split, `node.js`, `e-mail`, Japanese without spaces, is searched as a phrase).
+    package static func isASCIIWord(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
+    }
+
     /// Whether `text` holds anything the index could match.
     package static func isSearchable(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isSearchable)

@@ -118,9 +118,7 @@ extension SQLiteArchive {
         -> [FTS5Query.PrefixWord]?
     {
         let stem = term.text.lowercased()
-        guard term.kind == .prefix,
-            stem.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) })
-        else { return nil }
+        guard term.kind == .prefix, IndexText.isASCIIWord(stem) else { return nil }
         let (words, total) = try prefixExpansion(stem, limit: maxPrefixWords, db: db)
         if total > words.count {
             notes.append("\(term.text)* matches \(total) words; searched the \(words.count) most frequent of them.")

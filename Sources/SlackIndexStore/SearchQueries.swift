@@ -247,9 +247,8 @@ extension SQLiteArchive {
         let size = try messageCount(conversations: ids, in: db)
         guard size <= idSetLimit else { return .rows }
         let fewer = size / idSetEntriesPerRowRead
-        // Only words that are one token (ASCII letters and digits): a word the tokenizer splits (`node.js`, `e-mail`,
-        // Japanese without spaces) is searched as a phrase, which a count cannot stop early when it is rare.
-        for term in s.words where term.kind == .word && term.text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }) {
+        // Only words of one token: a word the tokenizer splits is a phrase, which a count cannot stop early when rare.
+        for term in s.words where term.kind == .word && IndexText.isASCIIWord(term.text) {
             guard let match = FTS5Query.expression(for: term, variants: s.wordVariants, expansions: expansions)
             else { continue }
             // A word in fewer messages than that: reading their rows costs less than collecting the ids.
