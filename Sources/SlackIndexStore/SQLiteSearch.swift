@@ -35,7 +35,9 @@ struct SQLitePreparedSearch: PreparedSearch, @unchecked Sendable {  // Statement
         case .newest, .oldest:
             let candidates = try archive.searchCandidates(self, newestFirst: order == .newest, limit: wanted)
             // Date orders keep bm25's information as a score where higher is better.
-            return RankedHits(hits: try read(candidates.map { ($0.sortKey, -$0.bm25) }, after: offset))
+            return RankedHits(
+                hits: try read(candidates.map { ($0.sortKey, -$0.bm25) }, after: offset),
+                matches: candidates.count < wanted ? candidates.count : nil)
         case .relevance(let size):
             // Filters make the index walk read each candidate's row: a smaller window keeps that bounded.
             let window = max(wanted, search.hasRowFilters ? size / Self.rowFilterWindowShare : size)
@@ -50,7 +52,8 @@ struct SQLitePreparedSearch: PreparedSearch, @unchecked Sendable {  // Statement
                 allForms: { try archive.searchCandidates(self, newestFirst: true, limit: $0) })
             let ranked = Self.rank(candidates, exact: exact).prefix(wanted)
             return RankedHits(
-                hits: try read(ranked.map { ($0.id, $0.score) }, after: offset), window: full ? window : nil)
+                hits: try read(ranked.map { ($0.id, $0.score) }, after: offset), window: full ? window : nil,
+                matches: full ? nil : candidates.count)
         }
     }
 

@@ -141,7 +141,8 @@ private let endToEndCases: [EndToEndCase] = [
     }
 
     /// The set of (conversation, ts) the engine returns equals the brute-force set, with every sort order, and
-    /// `count` agrees.
+    /// `count` agrees; so does the total a search gives back, whether its hits walked every match (the count then
+    /// comes from them) or a small limit and window left matches unread (the count walks them), capped or not.
     @Test(arguments: endToEndCases)
     func matchesBruteForce(_ row: EndToEndCase) throws {
         let fixture = try SampleFixture.shared.get()
@@ -150,7 +151,16 @@ private let endToEndCases: [EndToEndCase] = [
         let expected = Set(oracle.messages.filter { row.expect.test(oracle, $0) }.map(\.key))
         if row.nonEmpty { #expect(!expected.isEmpty, "vacuous row") }
         for sort in SearchSort.allCases {
-            let results = try fixture.engine.search(query, options: Self.options(zone: row.zone, sort: sort))
+            var options = Self.options(zone: row.zone, sort: sort)
+            options.countCap = Int.max
+            let results = try fixture.engine.search(query, options: options)
+            #expect(results.total == expected.count, "\(sort): total")
+            for (limit, window, cap) in [(3, 8, Int.max), (3, 8, 5), (10_000, 10_000, 5)] {
+                var small = options
+                (small.limit, small.candidateWindow, small.countCap) = (limit, window, cap)
+                let total = try fixture.engine.search(query, options: small).total
+                #expect(total == min(cap, expected.count), "\(sort): total with limit \(limit), window \(window), cap \(cap)")
+            }
             let keys = results.hits.map { $0.message.conversationID + " " + $0.message.ts }
             #expect(keys.count == Set(keys).count, "duplicates with \(sort)")
             let got = Set(keys)

@@ -238,17 +238,23 @@ public struct SearchEngine: Sendable {
         } else {
             hits = ranked.hits.map { SearchHit(message: $0.message, snippet: $0.message.plainText, score: $0.score) }
         }
-        let (total, estimated) = try Self.count(prepared, options: options)
+        let (total, estimated) = try Self.count(prepared, options: options, known: ranked.matches)
         var results = SearchResults(hits: hits, notes: notes, windowed: ranked.window != nil, total: total)
         results.totalIsEstimate = estimated
         return results
     }
 
     /// The matches counted as `options` asks: up to `countCap`, or past `estimateCountsAbove` the index's
-    /// estimate (at least what was counted) where it has one.
-    private static func count(_ prepared: any PreparedSearch, options: SearchOptions) throws -> (Int?, Bool) {
+    /// estimate (at least what was counted) where it has one. `known`: every match's count, when the hits' walk
+    /// saw them all (`RankedHits.matches`): then nothing is walked again. A rare phrase of a common word walks the
+    /// rarer word's whole doclist to find few matches (`"addition the"` on 10M messages: 47,518 documents of
+    /// `addition` for 66 matches, ~70 ms), and the count walked it a second time.
+    private static func count(_ prepared: any PreparedSearch, options: SearchOptions, known: Int? = nil) throws
+        -> (Int?, Bool)
+    {
         guard let cap = options.countCap else { return (nil, false) }
         let limit = cap == Int.max ? nil : cap
+        if let known { return (limit.map { min($0, known) } ?? known, false) }
         guard let above = options.estimateCountsAbove, limit.map({ $0 > above }) ?? true, prepared.estimatesCounts else {
             return (try prepared.count(cap: limit), false)
         }

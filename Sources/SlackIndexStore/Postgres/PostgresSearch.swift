@@ -100,7 +100,9 @@ struct PostgresPreparedSearch: PreparedSearch {
         switch order {
         case .newest, .oldest:
             let rows = try matches(orderBy: "m.id \(order == .newest ? "DESC" : "ASC")", limit: wanted)
-            return RankedHits(hits: try archive.hitMessages(rows.dropFirst(max(0, offset)).map { ($0.row, $0.rank) }))
+            return RankedHits(
+                hits: try archive.hitMessages(rows.dropFirst(max(0, offset)).map { ($0.row, $0.rank) }),
+                matches: rows.count < wanted ? rows.count : nil)
         case .relevance(let size):
             let window = max(wanted, search.hasRowFilters ? size / Self.rowFilterWindowShare : size)
             let typed: ((Int) throws -> [(row: PostgresRandomAccessRow, rank: Double)])? = typedBinds.map { typed in
@@ -110,7 +112,9 @@ struct PostgresPreparedSearch: PreparedSearch {
                 window, id: { (try? $0.row.int("id")) ?? 0 }, exactForms: typed,
                 allForms: { try matches(orderBy: "m.id DESC", limit: $0) })
             let ranked = Self.rank(candidates, exact: exact).prefix(wanted).dropFirst(max(0, offset))
-            return RankedHits(hits: try archive.hitMessages(Array(ranked)), window: full ? window : nil)
+            return RankedHits(
+                hits: try archive.hitMessages(Array(ranked)), window: full ? window : nil,
+                matches: full ? nil : candidates.count)
         }
     }
 

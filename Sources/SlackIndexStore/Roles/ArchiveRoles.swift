@@ -94,10 +94,14 @@ package struct RankedHits: Sendable {
     package var hits: [(message: Message, score: Double)]
     /// The relevance window, when more messages matched than it holds (ranked among the newest only).
     package var window: Int?
+    /// How many messages match in all, when finding the hits walked every match (fewer matched than it asked
+    /// for): the count then needs no walk of its own. Nil when matches were left unread.
+    package var matches: Int?
 
-    package init(hits: [(message: Message, score: Double)], window: Int? = nil) {
+    package init(hits: [(message: Message, score: Double)], window: Int? = nil, matches: Int? = nil) {
         self.hits = hits
         self.window = window
+        self.matches = matches
     }
 }
 
