@@ -8,7 +8,7 @@
  * deleted messages are not indexed. So the check computes FTS5's own kind of checksum on both sides instead:
  *
  *   slackindex_index_hash(doc, col, term, offset)  one entry of the index (an fts5vocab 'instance' row)
- *   slackindex_text_hash(doc, col, text)           the sum of the entries the text gives when indexed as document
+ *   slackindex_text_hash(doc, col, text[, pairs])  the sum of the entries the text gives when indexed as document
  *                                                  `doc`, column `col`: the slackindex tokenizer run as FTS5 runs it
  *                                                  (FTS5_TOKENIZE_DOCUMENT; a colocated token shares the previous
  *                                                  token's position, as fts5StorageInsertCallback numbers them)
@@ -53,6 +53,7 @@ static void si_index_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 typedef struct SiCheck {
   fts5_tokenizer tokenizer;
   Fts5Tokenizer *instance;
+  Fts5Tokenizer *paired; /* created with "pairs", as an index of tokenize = 'slackindex pairs' runs it */
 } SiCheck;
 
 typedef struct SiTally {
@@ -72,23 +73,25 @@ static int si_tally(void *p, int flags, const char *token, int nToken, int start
   return SQLITE_OK;
 }
 
-static int si_tokenize_value(sqlite3_context *ctx, sqlite3_value *text, SiTally *tally) {
+static int si_tokenize_value(sqlite3_context *ctx, sqlite3_value *text, SiTally *tally, int pairs) {
   SiCheck *check = (SiCheck *)sqlite3_user_data(ctx);
   const char *bytes = (const char *)sqlite3_value_text(text);
   int n = sqlite3_value_bytes(text);
   if (!bytes || n == 0) return SQLITE_OK;
-  if (!check->instance) {
-    int rc = check->tokenizer.xCreate(NULL, NULL, 0, &check->instance);
+  Fts5Tokenizer **instance = pairs ? &check->paired : &check->instance;
+  if (!*instance) {
+    const char *args[] = {"pairs"};
+    int rc = check->tokenizer.xCreate(NULL, pairs ? args : NULL, pairs ? 1 : 0, instance);
     if (rc != SQLITE_OK) return rc;
   }
-  return check->tokenizer.xTokenize(check->instance, tally, FTS5_TOKENIZE_DOCUMENT, bytes, n, si_tally);
+  return check->tokenizer.xTokenize(*instance, tally, FTS5_TOKENIZE_DOCUMENT, bytes, n, si_tally);
 }
 
 static void si_text_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   SiTally tally = {sqlite3_value_int64(argv[0]), sqlite3_value_text(argv[1]), sqlite3_value_bytes(argv[1]), 0, 0};
   if (!tally.col) tally.col = (const unsigned char *)"";
-  int rc = si_tokenize_value(ctx, argv[2], &tally);
+  int rc = si_tokenize_value(ctx, argv[2], &tally, argc > 3 && sqlite3_value_int(argv[3]) != 0);
   if (rc != SQLITE_OK) return sqlite3_result_error_code(ctx, rc);
   sqlite3_result_int64(ctx, tally.sum);
 }
@@ -96,7 +99,7 @@ static void si_text_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static void si_text_size(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   SiTally tally = {0, (const unsigned char *)"", 0, 0, 0};
-  int rc = si_tokenize_value(ctx, argv[0], &tally);
+  int rc = si_tokenize_value(ctx, argv[0], &tally, 0);
   if (rc != SQLITE_OK) return sqlite3_result_error_code(ctx, rc);
   sqlite3_result_int64(ctx, tally.size);
 }
@@ -104,6 +107,7 @@ static void si_text_size(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static void si_check_free(void *p) {
   SiCheck *check = (SiCheck *)p;
   if (check->instance) check->tokenizer.xDelete(check->instance);
+  if (check->paired) check->tokenizer.xDelete(check->paired);
   sqlite3_free(check);
 }
 
@@ -122,6 +126,8 @@ int si_register_check(sqlite3 *db, fts5_api *api) {
   rc = sqlite3_create_function_v2(db, "slackindex_index_hash", 4, flags, NULL, si_index_hash, NULL, NULL, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function_v2(db, "slackindex_text_size", 1, flags, check, si_text_size, NULL, NULL, NULL);
+  if (rc == SQLITE_OK) /* the fourth argument: 1 for an index of word pairs */
+    rc = sqlite3_create_function_v2(db, "slackindex_text_hash", 4, flags, check, si_text_hash, NULL, NULL, NULL);
   if (rc == SQLITE_OK)
     /* The last registration owns `check` and frees it when the connection closes. */
     rc = sqlite3_create_function_v2(db, "slackindex_text_hash", 3, flags, check, si_text_hash, NULL, NULL,

@@ -135,6 +135,10 @@ extension SQLiteArchive {
                 """)
     }
 
+    /// The search index's tokenizer and its arguments (migration v20): "pairs" adds the word pairs of "the"
+    /// (`Sources/CSlackTokenizer/slack_tokenizer.c`).
+    package static let indexTokenizer = "slackindex pairs"
+
     /// The search index's leaf size for what `optimizeIndex` merges.
     static let mergedLeafSize = 1_000
     /// The search index's leaf size for other writes (imports, syncs, FTS5's automerge).

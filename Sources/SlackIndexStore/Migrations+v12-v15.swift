@@ -176,6 +176,27 @@ extension Migrations {
         try rebuildIndexInSmallLeaves(db)
     }
 
+    /// Migration v20 (`wordPairs`): the search index re-created with the tokenizer's word pairs
+    /// (`SQLiteArchive.indexTokenizer`) and rebuilt in small leaves. A phrase with "the" then matches the pair's
+    /// documents instead of checking the positions of "the", which half the messages hold, in every message of the
+    /// other word: 513 such phrases counted on the generated 1M archive in 0.58 s instead of 3.39 s, the same
+    /// matches; `"addition the"` on 10M took ~70 ms. The index grows by 13% (122 → 138 MB at 1M).
+    static func v20WordPairs(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP TABLE message_vocab;
+                DROP TABLE message_fts;
+                CREATE VIRTUAL TABLE message_fts USING fts5(
+                    search_text, search_extra,
+                    content = 'message', content_rowid = 'id',
+                    tokenize = '\(SQLiteArchive.indexTokenizer)'
+                );
+                \(indexMergePolicy)
+                CREATE VIRTUAL TABLE message_vocab USING fts5vocab(message_fts, 'row');
+                """)
+        try rebuildIndexInSmallLeaves(db)
+    }
+
     /// `rebuildIndex`, then the index merged in `SQLiteArchive.mergedLeafSize` leaves (written so from the start: a
     /// rebuild that fits one segment is not merged). Every whole rebuild goes this way (v19, a new tokenizer,
     /// `check --repair`).

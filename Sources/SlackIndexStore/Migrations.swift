@@ -25,6 +25,7 @@ enum Migrations {
         (fileThumbnails, v17FileThumbnails),
         (webSessions, v18WebSessions),
         (smallIndexLeaves, v19SmallIndexLeaves),
+        (wordPairs, v20WordPairs),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -47,6 +48,9 @@ enum Migrations {
 
     /// The migration that rewrites the search index in leaves of 1,000 bytes (v19): the index only, rebuilt.
     static let smallIndexLeaves = "v19 search index leaves of 1,000 bytes"
+
+    /// The migration that re-creates the search index with word pairs of "the" (v20): the index only, rebuilt.
+    static let wordPairs = "v20 search index word pairs"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"
@@ -230,9 +234,10 @@ enum Migrations {
     /// True when no migration is pending (`migrationState`) and the index was built by this tokenizer (nothing to
     /// write).
     static func isCurrent(_ db: Database, pending: [String]) throws -> Bool {
-        // v19 only makes the index faster: an archive without it reads the same (a read-only mount, `serve
-        // --read-only` after an update); the next write-open applies it.
-        guard pending.allSatisfy({ $0 == smallIndexLeaves }) else { return false }
+        // v19 and v20 only make the index faster: an archive without them reads the same (a read-only mount, `serve
+        // --read-only` after an update: an index without pairs is queried without them, its tokenizer's arguments
+        // being the table's); the next write-open applies them.
+        guard pending.allSatisfy({ $0 == smallIndexLeaves || $0 == wordPairs }) else { return false }
         return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion
     }
 

@@ -163,12 +163,27 @@ extension SQLiteArchive {
                 try Int64.fetchOne(
                     db,
                     sql: """
-                        SELECT coalesce(sum(slackindex_text_hash(id, 'search_text', \(SearchTextColumn.sql("m")))
-                            + slackindex_text_hash(id, 'search_extra', m.search_extra)), 0)
+                        SELECT coalesce(sum(\(try Self.textHashes(db))), 0)
                         FROM message m WHERE m.is_deleted = 0
                         """) ?? 0
             return IndexAgreement(indexSum: indexSum, textSum: textSum)
         }
+    }
+
+    /// The SQL of the entries message `m`'s two columns give, tokenized as the archive's index tokenizes them (with
+    /// word pairs since v20, `SQLiteArchive.indexTokenizer`; an archive not yet upgraded has none).
+    private static func textHashes(_ db: Database) throws -> String {
+        let pairs = try indexHasPairs(db) ? 1 : 0
+        return """
+            slackindex_text_hash(id, 'search_text', \(SearchTextColumn.sql("m")), \(pairs))
+                + slackindex_text_hash(id, 'search_extra', m.search_extra, \(pairs))
+            """
+    }
+
+    /// Whether the search index was created with word pairs (`SQLiteArchive.indexTokenizer`, migration v20).
+    package static func indexHasPairs(_ db: Database) throws -> Bool {
+        let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'message_fts'") ?? ""
+        return sql.contains("'\(indexTokenizer)'")
     }
 
     /// The messages whose index entries differ from their text's, at most `limit`, by id: found per document
@@ -186,8 +201,7 @@ extension SQLiteArchive {
                         SELECT doc AS id, sum(slackindex_index_hash(doc, col, term, offset)) AS h
                         FROM temp.message_fts_instance GROUP BY doc
                     ), expected AS (
-                        SELECT id, slackindex_text_hash(id, 'search_text', \(SearchTextColumn.sql("m")))
-                            + slackindex_text_hash(id, 'search_extra', m.search_extra) AS h
+                        SELECT id, \(try Self.textHashes(db)) AS h
                         FROM message m WHERE m.is_deleted = 0
                     )
                     SELECT id FROM (SELECT id, h FROM expected WHERE h != 0 EXCEPT SELECT id, h FROM indexed)

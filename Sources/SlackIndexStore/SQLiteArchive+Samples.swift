@@ -10,8 +10,9 @@ extension SQLiteArchive {
         documents: ClosedRange<Int>? = nil, mostFrequentFirst: Bool = false, limit: Int = Int.max
     ) throws -> [String] {
         try pool.read { db in
-            // Stem tokens (`WordVariants`) start with U+0001, before every word.
-            var sql = "SELECT term FROM message_vocab WHERE term >= char(2)"
+            // Stem tokens (`WordVariants`) start with U+0001 and word pairs (`indexTokenizer`) with U+0002, before
+            // every word.
+            var sql = "SELECT term FROM message_vocab WHERE term >= char(3)"
             var arguments: StatementArguments = []
             if let documents {
                 sql += " AND doc BETWEEN ? AND ?"

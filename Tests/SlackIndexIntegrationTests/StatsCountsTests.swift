@@ -68,6 +68,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v17 file thumbnails';
                     DELETE FROM grdb_migrations WHERE identifier = 'v18 web sessions';
                     DELETE FROM grdb_migrations WHERE identifier = 'v19 search index leaves of 1,000 bytes';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v20 search index word pairs';
                     """)
         }
         try queue.close()

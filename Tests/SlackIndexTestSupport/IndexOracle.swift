@@ -24,9 +24,13 @@ enum IndexOracle {
                 DROP TABLE IF EXISTS temp.fresh_entries;
                 DROP TABLE IF EXISTS temp.fresh_fts;
                 """
+            // The archive's own tokenizer: word pairs since migration v20.
+            let tokenizer = try SQLiteArchive.indexHasPairs(db) ? SQLiteArchive.indexTokenizer : "slackindex"
             try db.execute(
                 sql: drop + """
-                    CREATE VIRTUAL TABLE temp.fresh_fts USING fts5(search_text, search_extra, tokenize = 'slackindex');
+                    CREATE VIRTUAL TABLE temp.fresh_fts USING fts5(
+                        search_text, search_extra,
+                        tokenize = '\(tokenizer)');
                     INSERT INTO temp.fresh_fts (rowid, search_text, search_extra)
                         SELECT id, \(SearchTextColumn.sql("message")), search_extra FROM message
                         WHERE is_deleted = 0;

@@ -44,6 +44,17 @@ import Testing
         #expect(again.messagesAdded == 0)
     }
 
+    /// Each query's first 50 hits: id, score and snippet.
+    static func answers(_ archive: Archive, _ queries: [String]) throws -> [[String]] {
+        var options = SearchOptions()
+        options.limit = 50
+        return try queries.map { query in
+            try SearchEngine(archive: archive).search(query, options: options).hits.map {
+                "\($0.message.rowID) \(String(format: "%.9g", $0.score)) \($0.snippet)"
+            }
+        }
+    }
+
     /// The average size of the index's leaves (FTS5's `%_data` blocks of segment pages: ids from 2^37, not a
     /// doclist index's page).
     static func averageLeaf(_ archive: Archive) throws -> Double {
@@ -66,15 +77,7 @@ import Testing
         #expect(try Self.leafSetting(merged) == SQLiteArchive.writeLeafSize)
         #expect(try Self.averageLeaf(merged) <= Double(SQLiteArchive.mergedLeafSize) * 1.2)
         let queries = ["deploy", "the -and", "valu*", "\"to staging\"", "api the", "in:#general the -deploy"]
-        var options = SearchOptions()
-        options.limit = 50
-        func answers(_ archive: Archive) throws -> [[String]] {
-            try queries.map { query in
-                try SearchEngine(archive: archive).search(query, options: options).hits.map {
-                    "\($0.message.rowID) \(String(format: "%.9g", $0.score)) \($0.snippet)"
-                }
-            }
-        }
+        func answers(_ archive: Archive) throws -> [[String]] { try Self.answers(archive, queries) }
         let expected = try answers(merged)
         #expect(expected.allSatisfy { !$0.isEmpty })
 

@@ -52,6 +52,9 @@ int slackindex_disable_sqlite_memory_statistics(void);
 /* First byte of a stem token (a byte no word can hold: it separates words). */
 #define SLACKINDEX_STEM_MARKER '\x01'
 
+/* First byte of a word-pair token, and the byte between its two words (tokenize = 'slackindex pairs'). */
+#define SLACKINDEX_PAIR_MARKER '\x02'
+
 /*
  * Writes the inflectional stem of word[0..n) (Porter2's exceptions and steps
  * 0-1c: plurals, -ed, -ing, final y; not its derivational steps 2-5) to out (at least

@@ -84,13 +84,13 @@ package struct FuzzLoop {
         UInt64(Int64.max), UInt64(Int64.max) + 1, UInt64.max, UInt64.max - 20,
     ]
 
-    /// Text that JSON and query parsers treat specially.
+    /// Text that JSON and query parsers treat specially (and `the`, which the index pairs in phrases).
     private static let tokens: [[UInt8]] = [
         "\"", "\\", "\\u", "\\ud800", "\\udc00", "\\u0000", "{", "}", "[", "]", ",", ":", "null", "true", "-0",
         "1e999", "9223372036854775808", "\u{1B}", "\u{0}", "\u{FEFF}", "*", "-", "\"\"", "in:", "from:", "has:",
         "before:", "after:", "on:", "during:", ":", "@", "#", "OR", "NOT", "NEAR", "^", "(", ")", "é", "日本",
-        "\"message\":{", "\"ts\":\"", "\"text\":\"", "PK\u{3}\u{4}", "PK\u{1}\u{2}", "PK\u{5}\u{6}", "PK\u{6}\u{6}",
-        "PK\u{6}\u{7}",
+        " the ", "\"the ", "\"message\":{", "\"ts\":\"", "\"text\":\"", "PK\u{3}\u{4}", "PK\u{1}\u{2}", "PK\u{5}\u{6}",
+        "PK\u{6}\u{6}", "PK\u{6}\u{7}",
     ].map { Array($0.utf8) } + [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80]]
 
     /// Over 40 lines: one switch over the kinds of edit, each a few lines.
