@@ -123,16 +123,15 @@ int si_register_check(sqlite3 *db, fts5_api *api) {
     return rc;
   }
   const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
-  rc = sqlite3_create_function_v2(db, "slackindex_index_hash", 4, flags, NULL, si_index_hash, NULL, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_function_v2(db, "slackindex_text_size", 1, flags, check, si_text_size, NULL, NULL, NULL);
+  /* The first registration owns `check` and frees it when the connection closes (or at once, should it fail): a
+   * later one that fails leaves no function holding a freed pointer. */
+  rc = sqlite3_create_function_v2(db, "slackindex_text_hash", 3, flags, check, si_text_hash, NULL, NULL,
+                                  si_check_free);
   if (rc == SQLITE_OK) /* the fourth argument: 1 for an index of word pairs */
     rc = sqlite3_create_function_v2(db, "slackindex_text_hash", 4, flags, check, si_text_hash, NULL, NULL, NULL);
   if (rc == SQLITE_OK)
-    /* The last registration owns `check` and frees it when the connection closes. */
-    rc = sqlite3_create_function_v2(db, "slackindex_text_hash", 3, flags, check, si_text_hash, NULL, NULL,
-                                    si_check_free);
-  else
-    sqlite3_free(check);
+    rc = sqlite3_create_function_v2(db, "slackindex_text_size", 1, flags, check, si_text_size, NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "slackindex_index_hash", 4, flags, NULL, si_index_hash, NULL, NULL, NULL);
   return rc;
 }

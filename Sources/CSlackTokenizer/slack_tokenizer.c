@@ -25,7 +25,7 @@
  *  - With the argument "pairs" (tokenize = 'slackindex pairs'), two adjacent words of which one is
  *    "the" also emit, at the second word's position, SLACKINDEX_PAIR_MARKER + first + marker + second:
  *    "size the" -> "size", "the" and "\x02size\x02the". A phrase query is then tokenized into those pairs
- *    ("size the" -> the one token "\x02size\x02the"), so FTS5 no longer checks the positions of "the", which
+ *    ("size the" -> "size", "\x02size\x02the"), so FTS5 no longer checks the positions of "the", which
  *    half the messages hold, in every message of the other word: `"addition the"` on 10M generated messages
  *    walked 47,518 messages of "addition" for 66 matches (~70 ms). Prefix queries are not paired.
  *
@@ -635,30 +635,26 @@ static int si_query_collect(void *p, int flags, const char *token, int n, int st
   return SQLITE_OK;
 }
 
-/* A phrase query on a "pairs" index: each word that documents pair with the one before it becomes that pair, and a
- * first word paired with the second is left out (the pair holds it): "size of the file" -> "size", "of",
- * "\x02of\x02the", "\x02the\x02file", at consecutive positions as in the documents. */
+/* A phrase query on a "pairs" index: each word that documents pair with the one before it becomes that pair, at
+ * the same consecutive positions as in the documents: "size of the file" -> "size", "of", "\x02of\x02the",
+ * "\x02the\x02file". The first word stays (also when the pair after it holds it), so the phrase keeps its length
+ * and start for `^`, NEAR and `+`; FTS5 then checks it only in the pair's messages. */
 static int si_query_pairs(SiTokenizer *t, void *ctx, const char *pText, int nText, SiXToken xToken) {
   SiQuery q = {NULL, 0, 0, NULL, 0, 0};
   int rc = si_tokenize_impl(t, &q, pText, nText, si_query_collect, 0);
   for (int i = 0; rc == SQLITE_OK && i < q.count; i++) {
     SiQueryToken *b = &q.tokens[i];
-    int the = si_is_the(q.bytes + b->at, b->len);
     if (b->len > SI_MAX_TOKEN) { /* never: tokens are truncated to that */
       rc = SQLITE_ERROR;
       break;
     }
-    if (i > 0) {
-      SiQueryToken *a = &q.tokens[i - 1];
-      if (the || si_is_the(q.bytes + a->at, a->len)) {
-        int m = si_pair(t->pair, q.bytes + a->at, a->len, q.bytes + b->at, b->len);
-        rc = xToken(ctx, 0, t->pair, m, a->start, b->end);
-        continue;
-      }
-    } else if (q.count > 1 && (the || si_is_the(q.bytes + q.tokens[1].at, q.tokens[1].len))) {
-      continue; /* the pair at the next position holds it */
+    SiQueryToken *a = i > 0 ? &q.tokens[i - 1] : NULL;
+    if (a && (si_is_the(q.bytes + b->at, b->len) || si_is_the(q.bytes + a->at, a->len))) {
+      int m = si_pair(t->pair, q.bytes + a->at, a->len, q.bytes + b->at, b->len);
+      rc = xToken(ctx, 0, t->pair, m, a->start, b->end);
+    } else {
+      rc = xToken(ctx, 0, q.bytes + b->at, b->len, b->start, b->end);
     }
-    rc = xToken(ctx, 0, q.bytes + b->at, b->len, b->start, b->end);
   }
   sqlite3_free(q.tokens);
   sqlite3_free(q.bytes);
@@ -730,6 +726,16 @@ static pthread_once_t si_thread_once = PTHREAD_ONCE_INIT;
 static void si_thread_free(void *t) { si_free((SiTokenizer *)t); }
 static void si_thread_key_make(void) { pthread_key_create(&si_thread_key, si_thread_free); }
 
+/* documents: 0 a query word, 1 a stored text (with stems), 2 a phrase query of a "pairs" index. */
+static int si_tokenize_as(SiTokenizer *t, void *ctx, const char *text, int n, int documents, SiXToken fn) {
+  if (documents != 2) return si_tokenize_impl(t, ctx, text, n, fn, documents != 0);
+  int pairs = t->pairs;
+  t->pairs = 1;
+  int rc = siTokenizeWith(t, ctx, FTS5_TOKENIZE_QUERY, text, n, fn);
+  t->pairs = pairs;
+  return rc;
+}
+
 int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slackindex_token_callback fn) {
   if (!text || n <= 0) return SQLITE_OK;
   pthread_once(&si_thread_once, si_thread_key_make);
@@ -742,12 +748,12 @@ int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slack
   if (t->busy) { /* a callback that tokenizes again: a private temporary */
     SiTokenizer *tmp = si_new();
     if (!tmp) return SQLITE_NOMEM;
-    int rc = si_tokenize_impl(tmp, ctx, text, n, (SiXToken)fn, documents != 0);
+    int rc = si_tokenize_as(tmp, ctx, text, n, documents, (SiXToken)fn);
     si_free(tmp);
     return rc;
   }
   t->busy = 1;
-  int rc = si_tokenize_impl(t, ctx, text, n, (SiXToken)fn, documents != 0);
+  int rc = si_tokenize_as(t, ctx, text, n, documents, (SiXToken)fn);
   t->busy = 0;
   return rc;
 }

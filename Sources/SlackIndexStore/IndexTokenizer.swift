@@ -17,6 +17,17 @@ package enum IndexTokenizer {
     /// The tokens of `text`, in order (a stem token right after its word).
     /// - Complexity: O(n) in the text's length.
     package static func tokens(in text: String, stems: Bool) -> [Token] {
+        tokens(in: text, mode: stems ? 1 : 0)
+    }
+
+    /// The tokens a phrase query of `text` asks the index for (tokenize = 'slackindex pairs', migration v20): its
+    /// words, each that documents pair with the word before it as that pair (`␂size␂the`).
+    package static func phraseQueryTokens(in text: String) -> [Token] {
+        tokens(in: text, mode: 2)
+    }
+
+    /// `slackindex_tokenize`'s modes: 0 a query word, 1 a stored text with stems, 2 a phrase query with pairs.
+    private static func tokens(in text: String, mode: Int32) -> [Token] {
         final class Collector {
             var tokens: [Token] = []
         }
@@ -25,7 +36,7 @@ package enum IndexTokenizer {
         text.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { chars in
                 _ = slackindex_tokenize(
-                    chars.baseAddress, Int32(clamping: chars.count), stems ? 1 : 0,
+                    chars.baseAddress, Int32(clamping: chars.count), mode,
                     Unmanaged.passUnretained(collector).toOpaque()
                 ) { context, colocated, bytes, length, start, end in
                     guard let context, let bytes else { return 0 }

@@ -86,6 +86,46 @@ import Testing
         #expect(try archive.store.indexAgreement().agrees)
     }
 
+    /// What a phrase query asks the index for: its words, each paired with the word before when one is "the"; the
+    /// first word stays, so `^`, NEAR and `+` see the phrase's own length and start.
+    @Test func phraseQueriesAskForPairs() {
+        let cases: [(String, [String])] = [
+            ("size of the buffer", ["size", "of", "\u{2}of\u{2}the", "\u{2}the\u{2}buffer"]),
+            ("the size", ["the", "\u{2}the\u{2}size"]),
+            ("The END", ["the", "\u{2}the\u{2}end"]),
+            ("the the", ["the", "\u{2}the\u{2}the"]),
+            ("café the 東京", ["cafe", "\u{2}cafe\u{2}the", "\u{2}the\u{2}東京"]),
+            ("the", ["the"]),
+            ("size of buffer", ["size", "of", "buffer"]),
+        ]
+        for (phrase, expected) in cases {
+            #expect(IndexTokenizer.phraseQueryTokens(in: phrase).map(\.text) == expected, "\(phrase)")
+        }
+        // A stored text has no pairs outside the index (PostgreSQL's words, snippets).
+        #expect(IndexTokenizer.tokens(in: "size the", stems: true).map(\.text) == ["size", "the"])
+    }
+
+    /// Phrases of the index's FTS5 syntax that place a phrase: its start (`^`), its distance (NEAR) and `+`.
+    @Test func phrasesKeepTheirStartAndLength() throws {
+        let archive = try Self.archive()
+        try archive.pool.write { db in
+            try db.execute(
+                sql: """
+                    CREATE VIRTUAL TABLE temp.plain_fts USING fts5(search_text, search_extra, tokenize = 'slackindex');
+                    INSERT INTO temp.plain_fts (rowid, search_text, search_extra)
+                        SELECT id, \(SearchTextColumn.sql("message")), search_extra FROM message WHERE is_deleted = 0;
+                    """)
+            let matches = [
+                "^\"of the\"", "^\"the size\"", "NEAR(\"the\" \"of the\", 1)", "NEAR(\"size\" \"the buffer\", 0)",
+                "\"of\" + \"of the\"", "\"resize\" + \"the buffer\"", "\"it was the\" + \"best\"", "^\"the the\"",
+            ]
+            for match in matches {
+                #expect(try Self.ids("message_fts", match, db) == Self.ids("temp.plain_fts", match, db), "\(match)")
+            }
+            #expect(try !Self.ids("message_fts", "\"resize\" + \"the buffer\"", db).isEmpty)
+        }
+    }
+
     /// Every edge text is found by its whole text as a phrase, through the engine (among the edges' messages: the
     /// sample's come later).
     @Test func edgeTextsFindThemselves() throws {

@@ -73,9 +73,10 @@ int slackindex_stem(const char *word, int n, char *out);
 typedef int (*slackindex_token_callback)(void *ctx, int flags, const char *token, int n, int start, int end);
 
 /*
- * The tokenizer without SQLite: the same tokens the FTS5 index holds for text[0..n) (documents != 0: with the
- * colocated stem tokens, as a stored message; 0: as a query word), handed to fn in order. Feeds other indexes
- * the same words (PostgreSQL's tsvector). Thread-safe: every call has its own tokenizer state.
+ * The tokenizer without SQLite: the same tokens the FTS5 index holds for text[0..n) (documents 1: with the
+ * colocated stem tokens, as a stored message, without word pairs; 0: as a query word; 2: what a phrase query asks an
+ * index of tokenize = 'slackindex pairs' for, its words turned into pairs), handed to fn in order. Feeds other
+ * indexes the same words (PostgreSQL's tsvector). Thread-safe: every call has its own tokenizer state.
  * Returns 0, 7 (SQLITE_NOMEM) when the state cannot be allocated, or what fn returned to stop.
  */
 int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slackindex_token_callback fn);
