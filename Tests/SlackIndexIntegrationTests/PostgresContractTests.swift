@@ -352,6 +352,20 @@ struct PostgresContractTests {
                     == expected.hits.map { "\($0.message.conversationID) \($0.message.ts)" }, "\(query) \(sort)")
             #expect(got.total == expected.total, "\(query) \(sort)")
         }
+        // By relevance the two rank differently, but count alike: from the hits' walk when it saw every match (a
+        // large window), by a count of its own when a small window and limit left matches unread.
+        for (window, limit) in [(10_000, 200), (8, 3)] {
+            var options = SearchOptions()
+            options.candidateWindow = window
+            options.limit = limit
+            options.countCap = 1_000
+            options.timeZone = TimeZone(identifier: "UTC") ?? .current
+            let expected = try SearchEngine(archive: sqlite).search(query, options: options).total
+            let got = try SearchEngine(archive: postgres).search(query, options: options).total
+            #expect(got == expected, "\(query) relevance, window \(window)")
+            let counted = try SearchEngine(archive: sqlite).count(query, options: options).0
+            #expect(expected == min(counted, 1_000), "\(query) count")
+        }
     }
 
     /// Edits (the newest wins, an older one changes nothing), deletions (also one that arrives before its message)
