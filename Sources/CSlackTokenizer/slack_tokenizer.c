@@ -83,6 +83,7 @@ typedef struct SiTokenizer {
   char prev[SI_MAX_TOKEN + 8]; /* the word just before, if prevLen > 0 */
   int prevLen;
   int prevThe;
+  int prevStart;
   char pair[2 * SI_MAX_TOKEN + 8];
   struct SiStemEntry *stems;   /* lazily allocated cache of recent stems, see si_stem */
 } SiTokenizer;
@@ -571,11 +572,16 @@ static int siCreate(void *pCtx, const char **azArg, int nArg, Fts5Tokenizer **pp
 
 static void siDelete(Fts5Tokenizer *p) { si_free((SiTokenizer *)p); }
 
-/* A document's tokens handed on with their pairs: the callback between si_tokenize_impl and FTS5. */
+/* Tokens handed on with their pairs: the callback between si_tokenize_impl and FTS5. A document's word is followed
+ * by its pair with the word before, at its position (colocated); in a phrase query the pair takes the word's place,
+ * at the same consecutive positions as in the documents: "size of the file" -> "size", "of", "\x02of\x02the",
+ * "\x02the\x02file". The first word stays (also when the pair after it holds it), so the phrase keeps its length
+ * and start for `^`, NEAR and `+`; FTS5 then checks it only in the pair's messages. */
 typedef struct SiPairing {
   SiTokenizer *t;
   void *ctx;
   SiXToken xToken;
+  int query; /* a phrase query's tokens, not a document's */
 } SiPairing;
 
 /* Pairs depend on the tokens alone, whichever path made them ("the" + U+0301 folds to "the" too), so that a query
@@ -583,92 +589,34 @@ typedef struct SiPairing {
 static int si_pairing(void *p, int flags, const char *token, int n, int start, int end) {
   SiPairing *w = (SiPairing *)p;
   SiTokenizer *t = w->t;
-  int rc = w->xToken(w->ctx, flags, token, n, start, end);
-  if (rc != SQLITE_OK || (flags & FTS5_TOKEN_COLOCATED)) return rc;
+  if (flags & FTS5_TOKEN_COLOCATED) return w->xToken(w->ctx, flags, token, n, start, end);
   if (n > SI_MAX_TOKEN) { /* never: tokens are truncated to that; kept so that no buffer can overflow */
     t->prevLen = 0;
-    return rc;
+    return w->xToken(w->ctx, flags, token, n, start, end);
   }
   int the = si_is_the(token, n);
-  if (t->prevLen > 0 && (the || t->prevThe)) {
+  int paired = t->prevLen > 0 && (the || t->prevThe);
+  int rc = SQLITE_OK;
+  if (!paired || !w->query) rc = w->xToken(w->ctx, flags, token, n, start, end);
+  if (rc == SQLITE_OK && paired) {
     int m = si_pair(t->pair, t->prev, t->prevLen, token, n);
-    rc = w->xToken(w->ctx, FTS5_TOKEN_COLOCATED, t->pair, m, start, end);
+    rc = w->query ? w->xToken(w->ctx, 0, t->pair, m, t->prevStart, end)
+                  : w->xToken(w->ctx, FTS5_TOKEN_COLOCATED, t->pair, m, start, end);
   }
   memcpy(t->prev, token, (size_t)n);
   t->prevLen = n;
   t->prevThe = the;
-  return rc;
-}
-
-/* A query's tokens, collected to be handed on paired (si_query_pairs). */
-typedef struct SiQueryToken {
-  int at, len, start, end; /* at: offset in SiQuery.bytes */
-} SiQueryToken;
-typedef struct SiQuery {
-  SiQueryToken *tokens;
-  int count, capacity;
-  char *bytes;
-  int used, room;
-} SiQuery;
-
-static int si_query_collect(void *p, int flags, const char *token, int n, int start, int end) {
-  (void)flags;
-  SiQuery *q = (SiQuery *)p;
-  if (q->count == q->capacity) {
-    int capacity = q->capacity ? 2 * q->capacity : 16;
-    SiQueryToken *grown =
-        (SiQueryToken *)sqlite3_realloc64(q->tokens, sizeof(SiQueryToken) * (sqlite3_uint64)capacity);
-    if (!grown) return SQLITE_NOMEM;
-    q->tokens = grown;
-    q->capacity = capacity;
-  }
-  if (q->used + n > q->room) {
-    int room = 2 * (q->used + n) + 64;
-    char *grown = (char *)sqlite3_realloc64(q->bytes, (sqlite3_uint64)room);
-    if (!grown) return SQLITE_NOMEM;
-    q->bytes = grown;
-    q->room = room;
-  }
-  q->tokens[q->count++] = (SiQueryToken){q->used, n, start, end};
-  memcpy(q->bytes + q->used, token, (size_t)n);
-  q->used += n;
-  return SQLITE_OK;
-}
-
-/* A phrase query on a "pairs" index: each word that documents pair with the one before it becomes that pair, at
- * the same consecutive positions as in the documents: "size of the file" -> "size", "of", "\x02of\x02the",
- * "\x02the\x02file". The first word stays (also when the pair after it holds it), so the phrase keeps its length
- * and start for `^`, NEAR and `+`; FTS5 then checks it only in the pair's messages. */
-static int si_query_pairs(SiTokenizer *t, void *ctx, const char *pText, int nText, SiXToken xToken) {
-  SiQuery q = {NULL, 0, 0, NULL, 0, 0};
-  int rc = si_tokenize_impl(t, &q, pText, nText, si_query_collect, 0);
-  for (int i = 0; rc == SQLITE_OK && i < q.count; i++) {
-    SiQueryToken *b = &q.tokens[i];
-    if (b->len > SI_MAX_TOKEN) { /* never: tokens are truncated to that */
-      rc = SQLITE_ERROR;
-      break;
-    }
-    SiQueryToken *a = i > 0 ? &q.tokens[i - 1] : NULL;
-    if (a && (si_is_the(q.bytes + b->at, b->len) || si_is_the(q.bytes + a->at, a->len))) {
-      int m = si_pair(t->pair, q.bytes + a->at, a->len, q.bytes + b->at, b->len);
-      rc = xToken(ctx, 0, t->pair, m, a->start, b->end);
-    } else {
-      rc = xToken(ctx, 0, q.bytes + b->at, b->len, b->start, b->end);
-    }
-  }
-  sqlite3_free(q.tokens);
-  sqlite3_free(q.bytes);
+  t->prevStart = start;
   return rc;
 }
 
 static int siTokenizeWith(SiTokenizer *t, void *pCtx, int flags, const char *pText, int nText, SiXToken xToken) {
-  if (t->pairs && (flags & FTS5_TOKENIZE_QUERY) && !(flags & FTS5_TOKENIZE_PREFIX))
-    return si_query_pairs(t, pCtx, pText, nText, xToken);
   int document = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
-  if (!document || !t->pairs) return si_tokenize_impl(t, pCtx, pText, nText, xToken, document);
-  SiPairing pairing = {t, pCtx, xToken};
+  int phrase = (flags & FTS5_TOKENIZE_QUERY) && !(flags & FTS5_TOKENIZE_PREFIX);
+  if (!t->pairs || !(document || phrase)) return si_tokenize_impl(t, pCtx, pText, nText, xToken, document);
+  SiPairing pairing = {t, pCtx, xToken, !document};
   t->prevLen = 0; /* a pair never spans two texts */
-  return si_tokenize_impl(t, &pairing, pText, nText, si_pairing, 1);
+  return si_tokenize_impl(t, &pairing, pText, nText, si_pairing, document);
 }
 
 static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
