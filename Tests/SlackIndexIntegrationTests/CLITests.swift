@@ -24,6 +24,18 @@ import Testing
         try run(executable: try #require(binary, "build the slackindex executable first"), arguments, environment: environment)
     }
 
+    /// `run(_:environment:)` from async code: the binary waited for on a thread of its own. Stand-ins in this
+    /// process (file hosts, Slack APIs) answer on the cooperative threads, and a blocking wait there (two cores,
+    /// two threads) can leave none to answer: a whole `swift test` hung so, two tests each waiting on a child that
+    /// waited on a stand-in. Being the async overload, it is the one async tests get.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try run(arguments, environment: environment) as Run })
+            }
+        }
+    }
+
     /// Starts `executable` with the test's environment plus `environment`, stdout and stderr piped.
     static func launch(
         executable: URL, _ arguments: [String], environment: [String: String] = [:]

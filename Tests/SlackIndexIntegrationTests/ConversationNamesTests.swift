@@ -189,8 +189,8 @@ import Testing
         #expect(names == [Self.mpdm])
 
         let db = TestSupport.temporaryDirectory().appendingPathComponent("mpim.sqlite").path
-        #expect(try CLITests.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet"]).status == 0)
-        let listed = try CLITests.run(["--db", db, "ls", "--kind", "mpim"])
+        #expect(try await CLITests.run(["--db", db, "import", TestSupport.sampleFolder, "--quiet"]).status == 0)
+        let listed = try await CLITests.run(["--db", db, "ls", "--kind", "mpim"])
         #expect(listed.stdout.contains("@asa.taylor, @kwame.silva"), "\(listed.stdout)")
         #expect(!listed.stdout.contains("mpdm-"))
     }

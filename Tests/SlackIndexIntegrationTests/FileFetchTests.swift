@@ -352,7 +352,7 @@ final class FileHostStandIn: Sendable {
         let base = try await host.start()
         let config = TestSupport.temporaryDirectory().path
         let arguments = ["--db", archive.path, "files", "--file-host", base, "--max-size", "64KB", "--quiet"]
-        let first = try CLITests.run(
+        let first = try await CLITests.run(
             arguments + ["--json"], environment: ["SLACK_TOKEN": "xoxp-test-token", "XDG_CONFIG_HOME": config])
         #expect(first.status == 2, "\(first.stderr)")
         let report = try CLITests.json(Substring(first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -364,7 +364,7 @@ final class FileHostStandIn: Sendable {
         #expect(report["failed"] as? Int == 1)
         #expect(report["external"] as? Int == 1)
 
-        let second = try CLITests.run(arguments, environment: ["SLACK_TOKEN": "xoxp-test-token", "XDG_CONFIG_HOME": config])
+        let second = try await CLITests.run(arguments, environment: ["SLACK_TOKEN": "xoxp-test-token", "XDG_CONFIG_HOME": config])
         #expect(second.status == 2)
         #expect(second.stdout.contains("Fetched 0 of 13 files"), "\(second.stdout)")
         #expect(
@@ -372,11 +372,11 @@ final class FileHostStandIn: Sendable {
                 "downloaded 0, already there 4, gone 3, refused 2, too large 2, failed 1, external 1"))
         #expect(second.stderr.contains("Not fetched: FDROP: HTTP 418"), "\(second.stderr)")
 
-        let noToken = try CLITests.run(arguments, environment: ["SLACK_TOKEN": "", "XDG_CONFIG_HOME": config])
+        let noToken = try await CLITests.run(arguments, environment: ["SLACK_TOKEN": "", "XDG_CONFIG_HOME": config])
         #expect(noToken.status == 1)
         #expect(noToken.stderr.contains("No Slack token"), "\(noToken.stderr)")
 
-        let badSize = try CLITests.run(arguments + ["--max-size", "lots"], environment: ["XDG_CONFIG_HOME": config])
+        let badSize = try await CLITests.run(arguments + ["--max-size", "lots"], environment: ["XDG_CONFIG_HOME": config])
         #expect(badSize.status == 64)
         await host.stop()
     }

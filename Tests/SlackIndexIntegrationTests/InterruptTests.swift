@@ -202,7 +202,7 @@ import Testing
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 130, "\(stderr)")
         #expect(stderr.contains("Interrupted: 3 messages saved; `slackindex sync` again continues"), "\(stderr)")
-        let stats = try CLITests.run(["--db", db, "stats", "--json"])
+        let stats = try await CLITests.run(["--db", db, "stats", "--json"])
         #expect(try CLITests.json(stats.stdout.split(separator: "\n")[0])["messages"] as? Int == 3)
     }
 

@@ -53,14 +53,14 @@ import Testing
         // Without pdftotext: stored, served, not searchable, and said.
         var without = environment
         without["SLACKINDEX_PDFTOTEXT"] = "/nonexistent/pdftotext"
-        let first = try await Self.run(arguments, environment: without)
+        let first = try await CLITests.run(arguments, environment: without)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("1 PDFs are stored but their text is not searchable: install poppler-utils"), "\(first.stdout)")
         #expect(try archive.store.fileBlob(id: "FPDF")?.contentType == "application/pdf")
         #expect(try SearchEngine(archive: archive).search(Self.word).hits.isEmpty)
 
         // With it, the same command again indexes the stored PDF without fetching it.
-        let second = try await Self.run(arguments, environment: environment)
+        let second = try await CLITests.run(arguments, environment: environment)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(!second.stdout.contains("not searchable"))
         #expect(host.requests("FPDF") == 1)
@@ -69,16 +69,6 @@ import Testing
         #expect(hits.first?.matchedFile == "report.pdf")
         #expect(hits.first?.snippet.contains(Self.word) == true, "\(hits.first?.snippet ?? "")")
         await host.stop()
-    }
-
-    /// The binary, waited for on a thread of its own: the stand-in in this process answers on the cooperative
-    /// threads, which a blocking wait there (two cores, two threads) can leave with none to answer it.
-    static func run(_ arguments: [String], environment: [String: String]) async throws -> CLITests.Run {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try CLITests.run(arguments, environment: environment) })
-            }
-        }
     }
 
     @Test(.enabled(if: required || PDFText.isAvailable, "needs pdftotext (poppler-utils)"))

@@ -138,7 +138,7 @@ import Testing
         let export = try TestSupport.minimalExport(days: [
             "2023-11-14": #"[{"type":"message","user":"U1","text":"more syntax, locally","ts":"1700000100.000100"}]"#
         ])
-        #expect(try CLITests.run(["--db", copy, "import", export.path, "--quiet"]).status == 0)
+        #expect(try await CLITests.run(["--db", copy, "import", export.path, "--quiet"]).status == 0)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: copy)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }

@@ -115,7 +115,7 @@ import Testing
 
     @Test func servePrintsItsURLAnswersAndStopsOnSIGINT() async throws {
         let db = try Self.importSample()
-        let token = try CLITests.run(["--db", db, "token", "create", "--user", "U0NYQG8S2T7"]).stdout
+        let token = try await CLITests.run(["--db", db, "token", "create", "--user", "U0NYQG8S2T7"]).stdout
             .trimmingCharacters(in: .newlines)
         // One token back every 20 minutes: a slow machine cannot refill the bucket during the test.
         let server = try Self.serve(db: db, extra: ["--rate-limit", "3/3600"])
@@ -249,7 +249,7 @@ func sample(_ text: String, _ series: String) -> Double? {
 /// request without the token or the query's words; without `--metrics` (`healthzSaysTheArchiveAnswers`) 404.
 @Test func metricsAndLogsOfTheBinary() async throws {
     let db = try ServeCLITests.importSample()
-    let token = try CLITests.run(["--db", db, "token", "create", "--user", "U0NYQG8S2T7"]).stdout
+    let token = try await CLITests.run(["--db", db, "token", "create", "--user", "U0NYQG8S2T7"]).stdout
         .trimmingCharacters(in: .newlines)
     let server = try ServeCLITests.serve(
         db: db, extra: ["--metrics", "--log-level", "info", "--rate-limit", "2/3600"])
@@ -304,7 +304,7 @@ struct PostgresServeTests {
     @Test func serveAnswersAgainAfterItsConnectionsAreEnded() async throws {
         let postgres = try #require(PostgresTestServer.shared, "\(PostgresTestServer.unavailableReason)")
         let db = try ServeCLITests.importSample(into: try postgres.database())
-        let token = try CLITests.run(["--db", db, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
+        let token = try await CLITests.run(["--db", db, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
             .trimmingCharacters(in: .newlines)
         let server = try ServeCLITests.serve(db: db, extra: ["--metrics"])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -188,12 +188,12 @@ final class RecordingRemote: RemoteSearch, Sendable {
         let general = try APIFixture.conversationID(folder: "general")
         // The remote holds sample-data plus messages in #general that the local archive lacks.
         let remoteDB = try WebUIBrowserTests.archive(general: general)
-        let token = try CLITests.run(["--db", remoteDB, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
+        let token = try await CLITests.run(["--db", remoteDB, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
             .trimmingCharacters(in: .newlines)
         let remote = try ServeCLITests.serve(db: remoteDB)
         defer { _ = remote.stop() }
         let localDB = try ServeCLITests.importSample()
-        let localToken = try CLITests.run(["--db", localDB, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
+        let localToken = try await CLITests.run(["--db", localDB, "token", "create", "--user", APIFixture.dmMembers[0]]).stdout
             .trimmingCharacters(in: .newlines)
 
         let home = TestSupport.temporaryDirectory().path

@@ -87,7 +87,7 @@ import Testing
             first = try ServeCLITests.serve(db: db)
             #expect(try await Self.whoIs(http, first, cookie: session) == member, "a restart signs no one out")
             let id = try #require(try Archive(path: db).tokens().first { $0.userID == APIFixture.outsider }?.id)
-            #expect(try CLITests.run(["--db", db, "token", "revoke", "\(id)"]).status == 0)
+            #expect(try await CLITests.run(["--db", db, "token", "revoke", "\(id)"]).status == 0)
             #expect(try await Self.whoIs(http, first, cookie: doomed) == "error: not_authed")
             #expect(try await Self.whoIs(http, second, cookie: doomed) == "error: not_authed")
             var out = HTTPClientRequest(url: String(second.url.dropLast("api/".count)) + "ui/signout")
@@ -178,7 +178,7 @@ struct ReplicaServeTests {
             let doomedSession = try #require(try await SharedSessionsTests.signIn(http, plain, token: doomed).cookie)
             #expect(try await SharedSessionsTests.whoIs(http, replicated, cookie: doomedSession) == APIFixture.outsider)
             let id = try #require(try Archive(path: db).tokens().first { $0.userID == APIFixture.outsider }?.id)
-            #expect(try CLITests.run(["--db", db, "token", "revoke", "\(id)"]).status == 0)
+            #expect(try await CLITests.run(["--db", db, "token", "revoke", "\(id)"]).status == 0)
             #expect(
                 try await SharedSessionsTests.eventually(5) {
                     try await SharedSessionsTests.whoIs(http, replicated, cookie: doomedSession) == "error: not_authed"

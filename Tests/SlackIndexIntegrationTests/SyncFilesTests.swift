@@ -17,7 +17,7 @@ import Testing
         let files = try await host.start()
 
         let db = TestSupport.temporaryDirectory().appendingPathComponent("synced.sqlite").path
-        let run = try await PDFTextTests.run(
+        let run = try await CLITests.run(
             ["--db", db, "sync", "--api", server.url, "--files", "--file-host", files, "--json", "--quiet"],
             environment: ["SLACK_TOKEN": token, "XDG_CONFIG_HOME": TestSupport.temporaryDirectory().path])
         await host.stop()
@@ -36,7 +36,7 @@ import Testing
         let synced = try Archive(path: db)
         #expect(try synced.store.fileBlob(id: "FPNG")?.sha256 == FileFetchTests.sha256(FileFetchTests.png))
 
-        let plain = try CLITests.run(["--db", db, "sync", "--file-host", files])
+        let plain = try await CLITests.run(["--db", db, "sync", "--file-host", files])
         #expect(plain.status == 64 && plain.stderr.contains("--file-host goes with --files"), "\(plain.stderr)")
     }
 }

@@ -108,7 +108,7 @@ import Testing
         #expect(auth.body.contains(#""user_id":"\#(me)""#), "\(auth.body)")
         #expect(server.stop() == 0)
 
-        let unknown = try CLITests.run(["--db", db, "serve", "--listen", "127.0.0.1:0", "--open", "--as", "nobody-at-all"])
+        let unknown = try await CLITests.run(["--db", db, "serve", "--listen", "127.0.0.1:0", "--open", "--as", "nobody-at-all"])
         #expect(unknown.status != 0 && unknown.stderr.contains("nobody-at-all"), "\(unknown.stderr)")
     }
 
