@@ -619,6 +619,22 @@ static int siTokenizeWith(SiTokenizer *t, void *pCtx, int flags, const char *pTe
   return si_tokenize_impl(t, &pairing, pText, nText, si_pairing, document);
 }
 
+slackindex_words *si_words_counting(void);                          /* slack_words.c */
+void si_words_count(slackindex_words *w, const char *token, int n); /* slack_words.c */
+
+/* A document's tokens on their way to FTS5, counted as the words of the message being written. */
+typedef struct SiCounting {
+  void *ctx;
+  SiXToken xToken;
+  slackindex_words *words;
+} SiCounting;
+
+static int si_counting(void *p, int flags, const char *token, int n, int start, int end) {
+  SiCounting *c = (SiCounting *)p;
+  si_words_count(c->words, token, n);
+  return c->xToken(c->ctx, flags, token, n, start, end);
+}
+
 static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
                       SiXToken xToken) {
   /* Query, prefix-query, document and aux tokenization produce the same
@@ -634,6 +650,14 @@ static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pT
     int ok = nText >= 2 && nText <= SI_MAX_TOKEN + 1;
     for (int i = 1; ok && i < nText; i++) ok = pText[i] >= 'a' && pText[i] <= 'z';
     return ok ? xToken(pCtx, 0, pText, nText, 0, nText) : SQLITE_OK;
+  }
+  /* A message being written on this thread with its words counted (slack_words.c): its tokens go through. */
+  SiCounting counting;
+  slackindex_words *words = (flags & FTS5_TOKENIZE_DOCUMENT) ? si_words_counting() : NULL;
+  if (words) {
+    counting = (SiCounting){pCtx, xToken, words};
+    pCtx = &counting;
+    xToken = si_counting;
   }
   if (t->busy) { /* re-entrant use of a busy instance: private temporary */
     SiTokenizer *tmp = si_new();

@@ -469,6 +469,8 @@ final class SQLiteImportSession: ImportSession {
 
     private func beginIfNeeded() throws {
         guard !inTransaction else { return }
+        // Counts left by a transaction that ended without committing are not this one's (`WordCounts.discard`).
+        try WordCounts.of(db).discard()
         try db.beginTransaction()
         inTransaction = true
     }
@@ -482,6 +484,7 @@ final class SQLiteImportSession: ImportSession {
 
     /// Commits the open transaction; waits for the WAL to start over when it is long. Returns the seconds waited.
     private func commit() throws -> Double {
+        try WordCounts.of(db).flush(db)
         try db.commit()
         inTransaction = false
         pending = 0
@@ -509,6 +512,7 @@ final class SQLiteImportSession: ImportSession {
             try writer.flushCounts()
         }
         guard inTransaction else { return }
+        try WordCounts.of(db).flush(db)
         try db.commit()
         inTransaction = false
         committed.add(uncommitted)
@@ -518,6 +522,7 @@ final class SQLiteImportSession: ImportSession {
     fileprivate func rollbackIfOpen() {
         carried = nil
         carriedCounts = [:]
+        try? WordCounts.of(db).discard()
         guard inTransaction else { return }
         try? db.rollback()
         inTransaction = false
@@ -533,6 +538,7 @@ final class SQLiteImportSession: ImportSession {
                 _ = try SQLiteArchive.upsertWorkspace(teamID: export.teamID, domain: domain, in: db)
             }
             _ = try SQLiteArchive.applyPendingEvents(in: db)
+            try WordCounts.of(db).flush(db)
             let whole = recount.union(export?.preexisting ?? [])
             for rowID in whole.sorted() { try SQLiteArchive.refreshReplyCounts(conversationRowID: rowID, in: db) }
             guard export != nil else { return .commit }

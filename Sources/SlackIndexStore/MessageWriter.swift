@@ -16,6 +16,9 @@ struct MessageWriter {
     private let reactionInsert: Statement
     private let fileInsert: Statement
     private let blockInsert: Statement
+    /// The counts of the words of the messages added to the index (`WordCounts`), flushed by the transaction's
+    /// owner.
+    private let words: WordCounts
     /// Copies of the short strings bound to the statement being run (see `bind`).
     private let arena = BindArena()
     /// What the messages inserted so far add to `message_count`, by conversation row id (see `flushCounts`).
@@ -54,6 +57,7 @@ struct MessageWriter {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         blockInsert = try db.cachedStatement(sql: "INSERT INTO raw_block (id, data) VALUES (?, ?)")
+        words = try WordCounts.of(db)
     }
 
     /// Adds `blocks` (one batch's or page's packed JSON) for the messages whose `rawLocation` points into them;
@@ -293,11 +297,12 @@ struct MessageWriter {
         defer { sqlite3_reset(s) }
         try Self.bindFirst(s, id, on: db.sqliteConnection)
         let connection = db.sqliteConnection
+        let words = words
         try Self.withBytes(text) { text in
             try Self.withBytes(extra) { extra in
                 try Self.bindStatic(s, 2, text, on: connection)
                 try Self.bindStatic(s, 3, extra, on: connection)
-                try Self.step(s, on: connection)
+                try words.counting(1) { try Self.step(s, on: connection) }
             }
         }
     }
@@ -399,18 +404,19 @@ struct MessageWriter {
         return .updated
     }
 
-    /// Adds a message's text to the index.
+    /// Adds a message's text to the index, its words to the transaction's `WordCounts` (flushed by its owner).
     static func indexInsert(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
         let statement = try db.cachedStatement(
             sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, ?, ?)")
-        try statement.execute(arguments: [id, text, extra])
+        try WordCounts.of(db).counting(1) { try statement.execute(arguments: [id, text, extra]) }
     }
 
-    /// Removes a row from the external-content index; the values must be exactly the ones indexed.
+    /// Removes a row from the external-content index; the values must be exactly the ones indexed. Its words
+    /// count one message less (`WordCounts`, flushed by the transaction's owner).
     static func indexDelete(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
         let statement = try db.cachedStatement(
             sql: "INSERT INTO message_fts (message_fts, rowid, search_text, search_extra) VALUES ('delete', ?, ?, ?)")
-        try statement.execute(arguments: [id, text, extra])
+        try WordCounts.of(db).counting(-1) { try statement.execute(arguments: [id, text, extra]) }
     }
 
     /// Reactions and files of a new or updated message, bound through the C API like the row (GRDB's argument

@@ -238,6 +238,7 @@ extension SQLiteArchive {
                         arguments: [id, fileID, hash])
                     changed += 1
                 }
+                try WordCounts.of(db).flush(db)
                 return changed
             }
         } catch {

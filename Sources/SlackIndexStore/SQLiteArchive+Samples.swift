@@ -5,20 +5,25 @@ extension SQLiteArchive {
     /// Words of the search index, most frequent first when `mostFrequentFirst`, with a document frequency in
     /// `documents` when given.
     ///
-    /// - Complexity: O(v log v) over the index's vocabulary.
+    /// - Complexity: O(v log v) over the index's words.
     package func indexWords(
         documents: ClosedRange<Int>? = nil, mostFrequentFirst: Bool = false, limit: Int = Int.max
     ) throws -> [String] {
         try pool.read { db in
             // Stem tokens (`WordVariants`) start with U+0001 and word pairs (`indexTokenizer`) with U+0002, before
             // every word.
-            var sql = "SELECT term FROM message_vocab WHERE term >= char(3)"
+            // The kept counts (v21) hold the same words and counts in the same order as the vocabulary, which
+            // walks every doclist (11 s at 10M).
+            let (table, term, doc) =
+                try db.tableExists("message_word")
+                ? ("message_word", "word", "messages") : ("message_vocab", "term", "doc")
+            var sql = "SELECT \(term) FROM \(table) WHERE \(term) >= char(3) AND \(doc) > 0"
             var arguments: StatementArguments = []
             if let documents {
-                sql += " AND doc BETWEEN ? AND ?"
+                sql += " AND \(doc) BETWEEN ? AND ?"
                 arguments += [documents.lowerBound, documents.upperBound]
             }
-            if mostFrequentFirst { sql += " ORDER BY doc DESC" }
+            if mostFrequentFirst { sql += " ORDER BY \(doc) DESC" }
             sql += " LIMIT ?"
             arguments += [min(limit, Int(Int64.max))]
             return try String.fetchAll(db, sql: sql, arguments: arguments)

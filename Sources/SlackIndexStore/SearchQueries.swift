@@ -465,15 +465,22 @@ extension SQLiteArchive {
         -> (words: [FTS5Query.PrefixWord], total: Int)
     {
         let upper = stem + "\u{10FFFF}"
+        // The counts kept as the index is written (v21); before it, the vocabulary, which walks the doclists.
+        let (table, word, count) =
+            try db.tableExists("message_word") ? ("message_word", "word", "messages") : ("message_vocab", "term", "doc")
         let words = try Row.fetchAll(
-            db, sql: "SELECT term, doc FROM message_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?",
+            db,
+            sql: """
+                SELECT \(word), \(count) FROM \(table) WHERE \(word) >= ? AND \(word) < ? AND \(count) > 0
+                ORDER BY \(count) DESC, \(word) LIMIT ?
+                """,
             arguments: [stem, upper, limit]
         ).map { FTS5Query.PrefixWord(text: $0[0], documents: $0[1]) }
         let total =
             words.count < limit
             ? words.count
             : try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM message_vocab WHERE term >= ? AND term < ?",
+                db, sql: "SELECT count(*) FROM \(table) WHERE \(word) >= ? AND \(word) < ? AND \(count) > 0",
                 arguments: [stem, upper]) ?? 0
         return (words, total)
     }
@@ -481,10 +488,15 @@ extension SQLiteArchive {
     /// How many messages hold each of `words` (index tokens: lowercase, accents folded), for the words the index
     /// has; the others are left out.
     ///
-    /// - Complexity: one vocabulary lookup per word, plus a read of the doclist of each word found.
+    /// - Complexity: one lookup per word in `message_word` (in an archive before v21, in the vocabulary, which reads
+    ///   the doclist of each word found).
     package func messagesHolding(words: [String]) throws -> [String: Int] {
         try pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT doc FROM message_vocab WHERE term = ?")
+            // The counts kept as the index is written (v21): the vocabulary reads each word's doclist.
+            let statement = try db.cachedStatement(
+                sql: try db.tableExists("message_word")
+                    ? "SELECT messages FROM message_word WHERE word = ? AND messages > 0"
+                    : "SELECT doc FROM message_vocab WHERE term = ?")
             var found: [String: Int] = [:]
             for word in Set(words) where !word.isEmpty {
                 if let count = try Int.fetchOne(statement, arguments: [word]) { found[word] = count }

@@ -10,12 +10,12 @@ struct CheckCommand: ParsableCommand {
             Read-only: SQLite's integrity check; every packed block of message JSON inflates; every message's \
             stored JSON reads back as one JSON object with the row's ts, author, text, subtype, edit and file \
             ids (what serve, sync and the web UI give back); the search index holds exactly what the messages' \
-            text gives; the kept counts equal a recount; thread parents count the replies held; reactions and \
-            files belong to messages. Exit status 0 when healthy (blocks no message points into are noted: \
+            text gives; the kept counts (messages per conversation, messages per word of the index) equal a \
+            recount; thread parents count the replies held; reactions and files belong to messages. Exit status 0 when healthy (blocks no message points into are noted: \
             space only), 2 with a report of what is damaged and how to repair it.
 
             --repair opens the archive for writing and rebuilds what the archive itself holds (the search \
-            index, counts, reply counts, attachment flags, unused blocks). Messages whose stored JSON is \
+            index, counts, word counts, reply counts, attachment flags, unused blocks). Messages whose stored JSON is \
             damaged are marked so that importing the same source again rewrites them.
 
             Examples:
@@ -75,6 +75,7 @@ struct CheckCommand: ParsableCommand {
         }
         var done: [String] = []
         if repair.rebuiltIndex { done.append("search index rebuilt") }
+        if repair.recountedWords { done.append("word counts recounted") }
         if repair.recountedConversations > 0 { done.append("counts of \(repair.recountedConversations) conversations") }
         if repair.refreshedReplyCounts { done.append("reply counts raised") }
         if repair.repairedAttachments { done.append("reactions and files repaired") }

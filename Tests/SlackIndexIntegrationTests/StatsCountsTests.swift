@@ -69,6 +69,8 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v18 web sessions';
                     DELETE FROM grdb_migrations WHERE identifier = 'v19 search index leaves of 1,000 bytes';
                     DELETE FROM grdb_migrations WHERE identifier = 'v20 search index word pairs';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v21 word counts';
+                    DROP TABLE message_word;
                     """)
         }
         try queue.close()

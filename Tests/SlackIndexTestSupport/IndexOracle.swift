@@ -13,7 +13,8 @@ enum IndexOracle {
 
     /// What differs between `message_fts` and an index built afresh, in a temporary table, from the stored messages
     /// that are not deleted: its entries (term, message, column, position), its documents (a message's row id and
-    /// token counts, `message_fts_docsize`) and its totals (document count and tokens per column). Empty when the
+    /// token counts, `message_fts_docsize`), its totals (document count and tokens per column) and the kept counts
+    /// of each word's messages (`message_word`). Empty when the
     /// incremental index holds what a rebuild would. (FTS5's `integrity-check` does not compare an external-content
     /// index with its content table: an entry left for an old text, a missing one, or an empty document with no
     /// message all pass it.)
@@ -23,6 +24,7 @@ enum IndexOracle {
                 DROP TABLE IF EXISTS temp.stored_entries;
                 DROP TABLE IF EXISTS temp.fresh_entries;
                 DROP TABLE IF EXISTS temp.fresh_fts;
+                DROP TABLE IF EXISTS temp.fresh_words;
                 """
             // The archive's own tokenizer: word pairs since migration v20.
             let tokenizer = try SQLiteArchive.indexHasPairs(db) ? SQLiteArchive.indexTokenizer : "slackindex"
@@ -36,7 +38,21 @@ enum IndexOracle {
                         WHERE is_deleted = 0;
                     CREATE VIRTUAL TABLE temp.fresh_entries USING fts5vocab(temp, fresh_fts, instance);
                     CREATE VIRTUAL TABLE temp.stored_entries USING fts5vocab(main, message_fts, instance);
+                    CREATE VIRTUAL TABLE temp.fresh_words USING fts5vocab(temp, fresh_fts, row);
                     """)
+            // The kept word counts (`message_word`, v21) against the fresh index's.
+            let words =
+                try db.tableExists("message_word")
+                ? """
+                UNION ALL
+                SELECT 3, 0, 'word count kept but not fresh: ' || word || ' in ' || messages FROM (
+                    SELECT word, messages FROM main.message_word
+                    EXCEPT SELECT term, doc FROM temp.fresh_words WHERE term >= char(3) AND doc > 0)
+                UNION ALL
+                SELECT 3, 0, 'word count fresh but not kept: ' || term || ' in ' || doc FROM (
+                    SELECT term, doc FROM temp.fresh_words WHERE term >= char(3) AND doc > 0
+                    EXCEPT SELECT word, messages FROM main.message_word)
+                """ : ""
             let found = Result {
                 try String.fetchAll(
                     db,
@@ -63,7 +79,8 @@ enum IndexOracle {
                             UNION ALL
                             SELECT 2, 0, 'totals differ: ' || hex(stored.block) || ' against ' || hex(fresh.block)
                             FROM main.message_fts_data AS stored, temp.fresh_fts_data AS fresh
-                            WHERE stored.id = 1 AND fresh.id = 1 AND stored.block != fresh.block)
+                            WHERE stored.id = 1 AND fresh.id = 1 AND stored.block != fresh.block
+                            \(words))
                         ORDER BY part, doc, line LIMIT ?
                         """, arguments: [limit])
             }

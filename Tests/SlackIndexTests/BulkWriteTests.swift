@@ -321,6 +321,8 @@ final class CommitCounter: TransactionObserver, @unchecked Sendable {
                 #expect(try writer.upsert([first], at: 0) == .added)
                 #expect(throws: DatabaseError.self) { try writer.upsert([second], at: 0) }
             }
+            // What owns a writer's transaction stores its word counts before committing (`WordCounts`).
+            try WordCounts.of(db).flush(db)
         }
         // (The error is caught inside the transaction here; an import rolls its transaction back.)
         let users = try archive.pool.read { db in try String.fetchAll(db, sql: "SELECT user_id FROM message") }

@@ -149,6 +149,8 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = 'v18 web sessions';
                     DELETE FROM grdb_migrations WHERE identifier = 'v19 search index leaves of 1,000 bytes';
                     DELETE FROM grdb_migrations WHERE identifier = 'v20 search index word pairs';
+                    DELETE FROM grdb_migrations WHERE identifier = 'v21 word counts';
+                    DROP TABLE IF EXISTS message_word;
                     """)
             try Migrations.rebuildIndex(db, searchTextElided: searchTextElided)
         }

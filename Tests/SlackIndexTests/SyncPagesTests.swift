@@ -84,7 +84,9 @@ import Testing
         let importer = Importer(archive: shuffled)
         _ = try importer.importExport(at: TestSupport.sampleFolder)  // conversations and users first
         try shuffled.pool.write { db in try db.execute(sql: "DELETE FROM message; DELETE FROM reaction; DELETE FROM file;") }
-        try shuffled.pool.write { db in try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all')") }
+        try shuffled.pool.write { db in
+            try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all'); DELETE FROM message_word")
+        }
         for folder in ["marketing", "exec", "D0VC4NV56E1"] {
             let base = TestSupport.samplePages + "/" + folder
             for sub in ["delta", "history"] {

@@ -92,6 +92,24 @@ int slackindex_tokenize(const char *text, int n, int documents, void *ctx, slack
  */
 const char *slackindex_tokenizer_version(void);
 
+/* Counts of the messages holding each word, kept while the index is written (Sources/CSlackTokenizer/slack_words.c):
+ * between slackindex_words_start and slackindex_words_stop, each message the index tokenizes as a document on this
+ * thread (an FTS5 insert: sign 1, or delete: sign -1) adds sign once for each distinct word it holds. */
+typedef struct slackindex_words slackindex_words;
+slackindex_words *slackindex_words_new(void);
+void slackindex_words_free(slackindex_words *w);
+/* Forgets every count (a rolled-back transaction's). */
+void slackindex_words_clear(slackindex_words *w);
+/* Nonzero when memory ran out while counting: the counts are incomplete and must not be stored. */
+int slackindex_words_failed(const slackindex_words *w);
+/* The next message tokenized on this thread counts with `sign`; call it before each message's statement. */
+void slackindex_words_start(slackindex_words *w, int sign);
+void slackindex_words_stop(void);
+/* Receives one word (not NUL-terminated) and its count's change; returns 0 to go on. */
+typedef int (*slackindex_word_callback)(void *ctx, const char *word, int n, long long delta);
+/* Each word whose count changed, in an order fixed by the words and the order they came in. */
+int slackindex_words_each(slackindex_words *w, void *ctx, slackindex_word_callback fn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,8 @@ public struct CheckReport: Sendable, Encodable {
 public struct RepairOutcome: Sendable, Encodable {
     /// The search index was rebuilt from the messages.
     public var rebuiltIndex = false
+    /// The messages of each word of the index were counted anew.
+    public var recountedWords = false
     /// Conversations whose kept counts were recounted.
     public var recountedConversations = 0
     /// Thread parents' reply counts were raised to the replies held.
@@ -125,7 +127,20 @@ public struct ArchiveChecker: Sendable {
                     area: "sqlite", problem: "SQLite's integrity check reports damage in the file.",
                     count: sqlite.count, examples: sqlite, repair: .restore))
         }
-        return findings + (try indexFindings())
+        return findings + (try indexFindings()) + (try wordFindings())
+    }
+
+    /// The kept word counts (`message_word`) against the index's vocabulary.
+    private func wordFindings() throws -> [CheckReport.Finding] {
+        let words = try archive.wordCountMismatches(limit: examples)
+        guard words.count > 0 else { return [] }
+        return [
+            .init(
+                area: "words",
+                problem: "Kept counts of the messages holding a word differ from the search index's: prefix searches "
+                    + "(`deploy*`) choose and rank their words by them.",
+                count: words.count, examples: words.examples, repair: .checkRepair)
+        ]
     }
 
     /// Every message's JSON as `serve` gives it back: it must be one JSON object whose `ts`, author and text are
@@ -257,6 +272,11 @@ public struct ArchiveChecker: Sendable {
         if areas.contains("index") {
             try archive.rebuildSearchIndex()
             outcome.rebuiltIndex = true
+        }
+        if areas.contains("words") && !areas.contains("index") {
+            // A rebuilt index counts its words anew.
+            try archive.recountWords()
+            outcome.recountedWords = true
         }
         if let counts = report.findings.first(where: { $0.area == "counts" }) {
             try archive.recountMessageCounts()

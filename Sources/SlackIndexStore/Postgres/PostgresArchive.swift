@@ -133,6 +133,10 @@ extension PostgresArchive {
         throw unavailable("check")
     }
     package func attachmentProblems() throws -> [String: Int] { throw unavailable("check") }
+    package func wordCountMismatches(limit: Int) throws -> (count: Int, examples: [String]) {
+        throw unavailable("check")
+    }
+    package func recountWords() throws { throw unavailable("check --repair") }
     package func replicaStatus() -> ReplicaStatus? {
         link.standbyStatus().map { ReplicaStatus(answers: $0.answers, inRecovery: $0.inRecovery, lagSeconds: $0.lagSeconds) }
     }

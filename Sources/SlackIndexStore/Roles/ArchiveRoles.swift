@@ -348,7 +348,11 @@ package protocol Maintenance: ArchiveRole {
     func countMismatches() throws -> [CountMismatch]
     func replyCountShortfalls(limit: Int) throws -> (count: Int, examples: [String])
     func attachmentProblems() throws -> [String: Int]
+    /// Words whose kept count of messages (`message_word`) differs from the index's, and a few of them described.
+    func wordCountMismatches(limit: Int) throws -> (count: Int, examples: [String])
     func rebuildSearchIndex() throws
+    /// Counts the messages of each word of the index anew (`message_word`).
+    func recountWords() throws
     func recountMessageCounts() throws
     func refreshAllReplyCounts() throws
     func repairAttachmentsAndBlocks(unreferencedBlocks: [Int64]) throws
