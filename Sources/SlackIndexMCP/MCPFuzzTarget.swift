@@ -80,6 +80,7 @@ package enum MCPFuzzTarget {
     private static let tools: ArchiveTools? = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "slackindex-mcp-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
+        ExitCleanup.remove(folder)
         let export = folder.appendingPathComponent("export")
         let files: [String: String] = [
             "users.json": #"[{"id": "U1", "name": "ann"}, {"id": "U2", "name": "bob"}, {"id": "U3", "name": "cat"}]"#,

@@ -120,6 +120,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     private static let queryEngine: SearchEngine? = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "slackindex-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
+        ExitCleanup.remove(folder)
         let export = folder.appendingPathComponent("export")
         let day = #"""
             [{"ts": "1704200000.000100", "user": "U1", "text": "deploy the release to production"},
@@ -148,8 +149,12 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
 ///
 /// `@unchecked Sendable`: one fuzzing loop per process writes it, from one thread.
 private final class ScratchFile: @unchecked Sendable {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("slackindex-fuzz-\(ProcessInfo.processInfo.processIdentifier).zip").path
+    let path: String = {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("slackindex-fuzz-\(ProcessInfo.processInfo.processIdentifier).zip")
+        ExitCleanup.remove(url)
+        return url.path
+    }()
 
     /// Writes `bytes` as the file's whole contents; returns its path, or nil when it cannot be written.
     func write(_ bytes: [UInt8]) -> String? {
