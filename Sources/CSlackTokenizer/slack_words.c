@@ -55,9 +55,22 @@ void slackindex_words_free(slackindex_words *w) {
   sqlite3_free(w);
 }
 
+/* Past this many slots (1 MB) a cleared counter gives its memory back: a large import's table would otherwise be
+ * cleared whole (and walked by each flush) at every small transaction after it. */
+#define SI_WORDS_KEPT_SLOTS 32768
+
 void slackindex_words_clear(slackindex_words *w) {
   if (!w) return;
-  if (w->slots) memset(w->slots, 0, sizeof(SiWordEntry) * (size_t)w->capacity);
+  if (w->capacity > SI_WORDS_KEPT_SLOTS) {
+    sqlite3_free(w->slots);
+    sqlite3_free(w->keys);
+    w->slots = NULL;
+    w->capacity = 0;
+    w->keys = NULL;
+    w->keysCap = 0;
+  } else if (w->used > 0) {
+    memset(w->slots, 0, sizeof(SiWordEntry) * (size_t)w->capacity);
+  }
   w->used = 0;
   w->keysLen = 0;
   w->failed = 0;

@@ -206,40 +206,42 @@ extension SQLiteArchive {
     package func indexFileText(fileID: String, text: String) throws -> Int {
         do {
             return try pool.write { db in
-                let rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT m.id, m.hash, m.text, m.search_text, m.search_extra, t.message_hash AS done
-                        FROM file f JOIN message m ON m.id = f.message_id
-                        LEFT JOIN file_text t ON t.message_id = m.id AND t.file_id = f.file_id
-                        WHERE f.file_id = ? AND m.is_deleted = 0
-                        """, arguments: [fileID])
-                var changed = 0
-                for row in rows {
-                    let id: Int64 = row["id"]
-                    let hash: Int64 = row["hash"]
-                    if let done: Int64 = row["done"], done == hash { continue }
-                    if text.isEmpty {
-                        // A file with no text to add (a PDF without a text layer): recorded as done, index untouched.
+                // The counts of the index's words: stored with the entries, forgotten with a failed write.
+                try WordCounts.of(db).owning(db) {
+                    let rows = try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT m.id, m.hash, m.text, m.search_text, m.search_extra, t.message_hash AS done
+                            FROM file f JOIN message m ON m.id = f.message_id
+                            LEFT JOIN file_text t ON t.message_id = m.id AND t.file_id = f.file_id
+                            WHERE f.file_id = ? AND m.is_deleted = 0
+                            """, arguments: [fileID])
+                    var changed = 0
+                    for row in rows {
+                        let id: Int64 = row["id"]
+                        let hash: Int64 = row["hash"]
+                        if let done: Int64 = row["done"], done == hash { continue }
+                        if text.isEmpty {
+                            // A file with no text to add (a PDF without a text layer): recorded as done, index untouched.
+                            try db.execute(
+                                sql: "INSERT OR REPLACE INTO file_text (message_id, file_id, message_hash) VALUES (?, ?, ?)",
+                                arguments: [id, fileID, hash])
+                            changed += 1
+                            continue
+                        }
+                        let searchText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
+                        let extra: String = row["search_extra"]
+                        let extended = extra.isEmpty ? text : extra + "\n" + text
+                        try MessageWriter.indexDelete(id: id, searchText, extra, in: db)
+                        try db.execute(sql: "UPDATE message SET search_extra = ? WHERE id = ?", arguments: [extended, id])
+                        try MessageWriter.indexInsert(id: id, searchText, extended, in: db)
                         try db.execute(
                             sql: "INSERT OR REPLACE INTO file_text (message_id, file_id, message_hash) VALUES (?, ?, ?)",
                             arguments: [id, fileID, hash])
                         changed += 1
-                        continue
                     }
-                    let searchText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
-                    let extra: String = row["search_extra"]
-                    let extended = extra.isEmpty ? text : extra + "\n" + text
-                    try MessageWriter.indexDelete(id: id, searchText, extra, in: db)
-                    try db.execute(sql: "UPDATE message SET search_extra = ? WHERE id = ?", arguments: [extended, id])
-                    try MessageWriter.indexInsert(id: id, searchText, extended, in: db)
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO file_text (message_id, file_id, message_hash) VALUES (?, ?, ?)",
-                        arguments: [id, fileID, hash])
-                    changed += 1
+                    return changed
                 }
-                try WordCounts.of(db).flush(db)
-                return changed
             }
         } catch {
             throw StoreError.writeFailure(error, path: path) ?? error

@@ -34,7 +34,11 @@ final class WordCounts: TransactionObserver, @unchecked Sendable {
         if let known = registry.withLock({ $0[key] }), known.database === db { return known.counts }
         let counts = try WordCounts()
         db.add(transactionObserver: counts, extent: .databaseLifetime)
-        registry.withLock { $0[key] = Registered(database: db, counts: counts) }
+        registry.withLock { registered in
+            // Closed connections' counters go (a test process opens hundreds of archives).
+            registered = registered.filter { $0.value.database != nil }
+            registered[key] = Registered(database: db, counts: counts)
+        }
         return counts
     }
 
@@ -115,10 +119,27 @@ final class WordCounts: TransactionObserver, @unchecked Sendable {
         }
     }
 
+    /// Runs `body`, a transaction's writes that add or remove messages in the index, and stores their counts
+    /// after it; counts left by an earlier transaction that ended without committing are discarded first, and
+    /// these when `body` (or the storing) fails: SQLite may have rolled the transaction back on its own.
+    func owning<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        discard()
+        do {
+            let result = try body()
+            try flush(db)
+            return result
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
     /// Forgets the counts: the transaction that made them rolled back. GRDB tells a rollback it ran itself
     /// (`databaseDidRollback`), but not always one SQLite made on its own inside a statement stepped through the C
     /// API (a full disk in the writer's insert): an import resumed after a full disk counted the stopped
-    /// transaction's messages twice. The import session discards at each transaction's start and rollback.
+    /// transaction's messages twice. So every owner of counts discards at its transaction's start and when it fails
+    /// (the import session; `owning(_:_:)`). A `ROLLBACK TO` a savepoint does not discard: no writer of the index
+    /// uses savepoints.
     func discard() {
         slackindex_words_clear(counts)
         pending = false

@@ -33,13 +33,18 @@ enum TestSupport {
 
     /// `slackindex-tests-PID` in the system's temporary folder: every test's folders, removed at exit. One
     /// `swift test` used to leave ~2,300 folders and up to 2 GB behind; 20,000 of them filled this machine's shared
-    /// disk until a CI run's link failed for want of space. Folders of processes that died without exiting
-    /// (a crash, a kill) are removed by the next test process.
+    /// disk until a CI run's link failed for want of space. The process holds a lock on `.lock` inside it while it
+    /// runs; a folder whose lock is free belonged to a process that died without exiting (a crash, a kill) and is
+    /// removed by the next test process (a process of another PID namespace sharing /tmp holds its lock too).
     static let processFolder: URL = {
         let temporary = FileManager.default.temporaryDirectory
         removeFoldersOfDeadProcesses(in: temporary)
         let folder = temporary.appendingPathComponent("slackindex-tests-\(getpid())", isDirectory: true)
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Reachable by the tests that run a command as another user (setpriv), whatever the umask.
+        chmod(folder.path, 0o755)
+        let lock = open(folder.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        if lock >= 0 { _ = flock(lock, LOCK_EX | LOCK_NB) }  // held until the process ends: never closed
         processFolderPath = folder.path
         atexit { if let path = TestSupport.processFolderPath { try? FileManager.default.removeItem(atPath: path) } }
         return folder
@@ -48,15 +53,17 @@ enum TestSupport {
     /// `processFolder`'s path for the exit handler, which cannot capture (a C function pointer).
     nonisolated(unsafe) private static var processFolderPath: String?
 
-    /// Removes `slackindex-tests-PID` folders whose process no longer runs.
+    /// Removes `slackindex-tests-PID` folders whose process no longer holds their lock.
     private static func removeFoldersOfDeadProcesses(in temporary: URL) {
         let prefix = "slackindex-tests-"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         for name in names where name.hasPrefix(prefix) {
             guard let pid = pid_t(name.dropFirst(prefix.count)), pid != getpid() else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH {
-                try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
-            }
+            let folder = temporary.appendingPathComponent(name)
+            let lock = open(folder.appendingPathComponent(".lock").path, O_RDWR | O_CLOEXEC)
+            guard lock >= 0 else { continue }  // no lock file: made just now, or not ours
+            defer { close(lock) }
+            if flock(lock, LOCK_EX | LOCK_NB) == 0 { try? FileManager.default.removeItem(at: folder) }
         }
     }
 

@@ -74,6 +74,51 @@ import Testing
         try IndexOracle.expectExact(archive)
     }
 
+    /// A file's text that fills the disk: SQLite rolls the transaction back on its own (GRDB tells no observer),
+    /// so the counts made before the failing statement must be forgotten, not stored with the next write.
+    @Test func aWriteThatFillsTheDiskLeavesNoCounts() throws {
+        let archive = try TestSupport.sampleArchive()
+        let fileIDs = try archive.pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT f.file_id FROM file f JOIN message m ON m.id = f.message_id WHERE m.is_deleted = 0
+                    GROUP BY f.file_id ORDER BY f.file_id LIMIT 2
+                    """)
+        }
+        #expect(fileIDs.count == 2)
+        try archive.store.limitSizeForTesting(pages: try archive.store.pageCount())
+        let words = (0..<20_000).map { "filler\($0)word" }.joined(separator: " ")
+        #expect(throws: (any Error).self) { try archive.store.indexFileText(fileID: fileIDs[0], text: "numbatword " + words) }
+        try archive.store.limitSizeForTesting(pages: nil)
+        // The next writes neither carry the failed one's counts nor are refused for them.
+        try archive.pool.write { db in try db.execute(sql: "DELETE FROM web_session WHERE 0") }
+        try archive.store.indexFileText(fileID: fileIDs[1], text: "bilbyword")
+        #expect(try Self.count("numbatword", archive) == nil)
+        #expect(try Self.count("bilbyword", archive) ?? 0 > 0)
+        #expect(try Self.drift(archive) == [])
+    }
+
+    /// Texts at the tokenizer's edges (over-long words cut at 64 bytes, accents, CJK, "the" pairs), and a file's text
+    /// repeating words of its message's own text (a message holding a word in both columns counts once).
+    @Test func edgeTextsAndWordsInBothColumnsCountOnce() throws {
+        let archive = try IndexPairsTests.archive()
+        #expect(try Self.drift(archive) == [])
+        let (fileID, text) = try #require(
+            try archive.pool.read { db in
+                try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT f.file_id, m.text FROM file f JOIN message m ON m.id = f.message_id
+                        WHERE m.is_deleted = 0 AND m.text GLOB '*[a-z][a-z][a-z]*' ORDER BY m.id LIMIT 1
+                        """
+                ).map { ($0[0] as String, $0[1] as String) }
+            })
+        try archive.store.indexFileText(fileID: fileID, text: text + " " + String(repeating: "q", count: 90))
+        #expect(try Self.drift(archive) == [])
+        try IndexOracle.expectExact(archive)
+    }
+
     /// A write path that forgot to store its counts cannot commit: the transaction fails and writes nothing.
     @Test func aTransactionWithCountsNotStoredDoesNotCommit() throws {
         let archive = try TestSupport.sampleArchive()
@@ -105,6 +150,14 @@ import Testing
             #expect(kept.words == vocabulary, "\(stem)")
             #expect(kept.total >= kept.words.count)
         }
+        // Read from the table: a count changed there changes the order.
+        let before = try archive.pool.read { db in try SQLiteArchive.prefixExpansion("dep", limit: 64, db: db) }
+        let last = try #require(before.words.last)
+        try archive.pool.write { db in
+            try db.execute(sql: "UPDATE message_word SET messages = 10000000 WHERE word = ?", arguments: [last.text])
+        }
+        let after = try archive.pool.read { db in try SQLiteArchive.prefixExpansion("dep", limit: 64, db: db) }
+        #expect(after.words.first == FTS5Query.PrefixWord(text: last.text, documents: 10_000_000))
     }
 
     /// Counts changed by hand are found, named and recounted by `check --repair`.
