@@ -27,6 +27,20 @@ import Testing
         }
     }
 
+    /// Two files carried by messages that are not deleted.
+    static func twoFileIDs(_ archive: Archive) throws -> [String] {
+        let ids = try archive.pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT f.file_id FROM file f JOIN message m ON m.id = f.message_id WHERE m.is_deleted = 0
+                    GROUP BY f.file_id ORDER BY f.file_id LIMIT 2
+                    """)
+        }
+        #expect(ids.count == 2)
+        return ids
+    }
+
     static func count(_ word: String, _ archive: Archive) throws -> Int? {
         try archive.pool.read { db in
             try Int.fetchOne(db, sql: "SELECT messages FROM message_word WHERE word = ?", arguments: [word])
@@ -46,15 +60,7 @@ import Testing
         #expect(try archive.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM message WHERE is_deleted") ?? 0 } > 0)
         #expect(try Self.drift(archive) == [])
 
-        let fileIDs = try archive.pool.read { db in
-            try String.fetchAll(
-                db,
-                sql: """
-                    SELECT f.file_id FROM file f JOIN message m ON m.id = f.message_id WHERE m.is_deleted = 0
-                    GROUP BY f.file_id ORDER BY f.file_id LIMIT 2
-                    """)
-        }
-        #expect(fileIDs.count == 2)
+        let fileIDs = try Self.twoFileIDs(archive)
         let carrying = try #require(try archive.store.indexFileText(fileID: fileIDs[0], text: "quokkaword quokkaword"))
         #expect(carrying > 0)
         #expect(try Self.count("quokkaword", archive) == carrying)
@@ -78,15 +84,7 @@ import Testing
     /// so the counts made before the failing statement must be forgotten, not stored with the next write.
     @Test func aWriteThatFillsTheDiskLeavesNoCounts() throws {
         let archive = try TestSupport.sampleArchive()
-        let fileIDs = try archive.pool.read { db in
-            try String.fetchAll(
-                db,
-                sql: """
-                    SELECT f.file_id FROM file f JOIN message m ON m.id = f.message_id WHERE m.is_deleted = 0
-                    GROUP BY f.file_id ORDER BY f.file_id LIMIT 2
-                    """)
-        }
-        #expect(fileIDs.count == 2)
+        let fileIDs = try Self.twoFileIDs(archive)
         try archive.store.limitSizeForTesting(pages: try archive.store.pageCount())
         let words = (0..<20_000).map { "filler\($0)word" }.joined(separator: " ")
         #expect(throws: (any Error).self) { try archive.store.indexFileText(fileID: fileIDs[0], text: "numbatword " + words) }
