@@ -244,8 +244,7 @@ enum Migrations {
         try db.execute(
             sql: """
                 DELETE FROM message_word;
-                INSERT INTO message_word (word, messages)
-                SELECT term, doc FROM message_vocab WHERE term >= char(3) AND doc > 0;
+                INSERT INTO message_word (word, messages) \(WordTable.vocabularyWords);
                 """)
     }
 

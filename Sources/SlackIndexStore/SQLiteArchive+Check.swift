@@ -375,7 +375,7 @@ extension SQLiteArchive {
                     DROP TABLE IF EXISTS temp.indexed_word;
                     DROP TABLE IF EXISTS temp.word_mismatch;
                     CREATE TEMP TABLE indexed_word (word TEXT PRIMARY KEY, messages INTEGER NOT NULL) WITHOUT ROWID;
-                    INSERT INTO temp.indexed_word SELECT term, doc FROM message_vocab WHERE term >= char(3) AND doc > 0;
+                    INSERT INTO temp.indexed_word \(WordTable.vocabularyWords);
                     CREATE TEMP TABLE word_mismatch AS
                         SELECT i.word, i.messages AS indexed, coalesce(w.messages, 0) AS kept
                         FROM temp.indexed_word i LEFT JOIN main.message_word w ON w.word = i.word

@@ -12,18 +12,15 @@ extension SQLiteArchive {
         try pool.read { db in
             // Stem tokens (`WordVariants`) start with U+0001 and word pairs (`indexTokenizer`) with U+0002, before
             // every word.
-            // The kept counts (v21) hold the same words and counts in the same order as the vocabulary, which
-            // walks every doclist (11 s at 10M).
-            let (table, term, doc) =
-                try db.tableExists("message_word")
-                ? ("message_word", "word", "messages") : ("message_vocab", "term", "doc")
-            var sql = "SELECT \(term) FROM \(table) WHERE \(term) >= char(3) AND \(doc) > 0"
+            // The kept counts (v21) hold the same words and counts in the same order as the vocabulary.
+            let t = try WordTable.of(db)
+            var sql = "SELECT \(t.word) FROM \(t.name) WHERE \(t.word) >= char(3) AND \(t.messages) > 0"
             var arguments: StatementArguments = []
             if let documents {
-                sql += " AND \(doc) BETWEEN ? AND ?"
+                sql += " AND \(t.messages) BETWEEN ? AND ?"
                 arguments += [documents.lowerBound, documents.upperBound]
             }
-            if mostFrequentFirst { sql += " ORDER BY \(doc) DESC" }
+            if mostFrequentFirst { sql += " ORDER BY \(t.messages) DESC" }
             sql += " LIMIT ?"
             arguments += [min(limit, Int(Int64.max))]
             return try String.fetchAll(db, sql: sql, arguments: arguments)

@@ -465,14 +465,13 @@ extension SQLiteArchive {
         -> (words: [FTS5Query.PrefixWord], total: Int)
     {
         let upper = stem + "\u{10FFFF}"
-        // The counts kept as the index is written (v21); before it, the vocabulary, which walks the doclists.
-        let (table, word, count) =
-            try db.tableExists("message_word") ? ("message_word", "word", "messages") : ("message_vocab", "term", "doc")
+        let t = try WordTable.of(db)
         let words = try Row.fetchAll(
             db,
             sql: """
-                SELECT \(word), \(count) FROM \(table) WHERE \(word) >= ? AND \(word) < ? AND \(count) > 0
-                ORDER BY \(count) DESC, \(word) LIMIT ?
+                SELECT \(t.word), \(t.messages) FROM \(t.name)
+                WHERE \(t.word) >= ? AND \(t.word) < ? AND \(t.messages) > 0
+                ORDER BY \(t.messages) DESC, \(t.word) LIMIT ?
                 """,
             arguments: [stem, upper, limit]
         ).map { FTS5Query.PrefixWord(text: $0[0], documents: $0[1]) }
@@ -480,7 +479,7 @@ extension SQLiteArchive {
             words.count < limit
             ? words.count
             : try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM \(table) WHERE \(word) >= ? AND \(word) < ? AND \(count) > 0",
+                db, sql: "SELECT count(*) FROM \(t.name) WHERE \(t.word) >= ? AND \(t.word) < ? AND \(t.messages) > 0",
                 arguments: [stem, upper]) ?? 0
         return (words, total)
     }
@@ -492,11 +491,9 @@ extension SQLiteArchive {
     ///   the doclist of each word found).
     package func messagesHolding(words: [String]) throws -> [String: Int] {
         try pool.read { db in
-            // The counts kept as the index is written (v21): the vocabulary reads each word's doclist.
+            let t = try WordTable.of(db)
             let statement = try db.cachedStatement(
-                sql: try db.tableExists("message_word")
-                    ? "SELECT messages FROM message_word WHERE word = ? AND messages > 0"
-                    : "SELECT doc FROM message_vocab WHERE term = ?")
+                sql: "SELECT \(t.messages) FROM \(t.name) WHERE \(t.word) = ? AND \(t.messages) > 0")
             var found: [String: Int] = [:]
             for word in Set(words) where !word.isEmpty {
                 if let count = try Int.fetchOne(statement, arguments: [word]) { found[word] = count }

@@ -163,3 +163,22 @@ final class WordCounts: TransactionObserver, @unchecked Sendable {
 
     func databaseDidRollback(_ db: Database) { discard() }
 }
+
+/// Where the messages holding each word are read: `message_word` (v21), or in an archive before it (opened
+/// read-only) FTS5's vocabulary, which walks each word's doclist. One choice for prefixes, suggestions and the
+/// bench's words.
+struct WordTable {
+    let name: String
+    let word: String
+    let messages: String
+
+    static func of(_ db: Database) throws -> WordTable {
+        try db.tableExists("message_word")
+            ? WordTable(name: "message_word", word: "word", messages: "messages")
+            : WordTable(name: "message_vocab", word: "term", messages: "doc")
+    }
+
+    /// The vocabulary's words and counts as `message_word` keeps them: stem (U+0001) and pair (U+0002) tokens left
+    /// out, as the tokenizer's counter leaves them (`slack_words.c`).
+    static let vocabularyWords = "SELECT term, doc FROM message_vocab WHERE term >= char(3) AND doc > 0"
+}
