@@ -13,6 +13,11 @@
  *
  *   slackindex_rank(message_fts, spec, variantWeight, colWeight0, colWeight1, ...)
  *
+ * Columns past the last weight given are not ranked: their hits score nothing and their tokens count in no
+ * document's length nor in the average length. So the index's third column, `search_scope` (a message's
+ * conversation and author as tokens, SLACKINDEX_SCOPE_MARKER), ranked with two weights, leaves every score as it was
+ * with two columns. With no weight given every column is ranked, each weighing 1.
+ *
  * spec: one entry per phrase of the MATCH expression, in order, separated by
  * spaces: a group number then 'e' (exact), 'v' (variant) or 'x' (excluded: the
  * phrase of a NOT, which no hit holds; it scores nothing and its documents are
@@ -95,9 +100,23 @@ static SiLengthSlot *si_length_table(void) {
   return expected;
 }
 
-/* The row's length in tokens (all columns), from the cache or from FTS5 (then cached). `generation` is the
+/* The row's length in tokens over its first `ranked` columns of `columns`. */
+static int si_ranked_size(const Fts5ExtensionApi *api, Fts5Context *fts, int ranked, int columns, int *length) {
+  if (ranked >= columns) return api->xColumnSize(fts, -1, length);
+  *length = 0;
+  for (int c = 0; c < ranked; c++) {
+    int n = 0;
+    int rc = api->xColumnSize(fts, c, &n); /* FTS5 reads the row's sizes once and keeps them for the others */
+    if (rc != SQLITE_OK) return rc;
+    *length += n;
+  }
+  return SQLITE_OK;
+}
+
+/* The row's length in tokens (its ranked columns), from the cache or from FTS5 (then cached). `generation` is the
  * connection and data version of this query (`SiRank.generation`); 0 turns the cache off. */
-static int si_row_length(const Fts5ExtensionApi *api, Fts5Context *fts, uint64_t generation, int *length) {
+static int si_row_length(const Fts5ExtensionApi *api, Fts5Context *fts, uint64_t generation, int ranked, int columns,
+                         int *length) {
   SiLengthSlot *table = generation ? si_length_table() : NULL;
   uint64_t key = 0;
   SiLengthSlot *slot = NULL;
@@ -111,7 +130,7 @@ static int si_row_length(const Fts5ExtensionApi *api, Fts5Context *fts, uint64_t
       return SQLITE_OK;
     }
   }
-  int rc = api->xColumnSize(fts, -1, length);
+  int rc = si_ranked_size(api, fts, ranked, columns, length);
   if (rc == SQLITE_OK && slot && *length >= 0) {
     uint64_t stored = (uint64_t)*length;
     atomic_store_explicit(&slot->length, stored, memory_order_relaxed);
@@ -144,6 +163,8 @@ typedef struct {
   double *freq;    /* per group, scratch for one row */
   double *known;   /* per phrase: the documents holding it when the spec gave them, else -1; -2 for 'x' */
   uint64_t generation; /* the document-length cache's key part for this query (si_generation) */
+  int nRanked;         /* the columns ranked: the first ones, one per weight given (all when none is) */
+  int nColumn;         /* the table's columns */
 } SiRank;
 
 /* A phrase's documents counted by xQueryPhrase (oldest first), stopping at `cap` (0: no cap) with the rowid there. */
@@ -279,6 +300,12 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
   r->known = r->freq + n;
   r->group = (int *)(r->known + n);
   r->generation = si_generation(api, fts, ctx);
+  r->nColumn = api->xColumnCount(fts);
+  r->nRanked = nVal > 2 && nVal - 2 < r->nColumn ? nVal - 2 : r->nColumn;
+  if (r->generation) { /* lengths over other columns are other lengths: cached apart */
+    r->generation = si_mix(r->generation ^ ((uint64_t)r->nRanked << 48));
+    if (!r->generation) r->generation = 1;
+  }
 
   const char *spec = nVal > 0 ? (const char *)sqlite3_value_text(apVal[0]) : NULL;
   sqlite3_int64 cap = 0;
@@ -299,7 +326,12 @@ static SiRank *si_rank_data(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
 
   sqlite3_int64 nRow = 0, nToken = 0;
   *rc = api->xRowCount(fts, &nRow);
-  if (*rc == SQLITE_OK) *rc = api->xColumnTotalSize(fts, -1, &nToken);
+  for (int c = 0; *rc == SQLITE_OK && c < r->nRanked; c++) {
+    sqlite3_int64 n = 0;
+    *rc = api->xColumnTotalSize(fts, r->nRanked < r->nColumn ? c : -1, &n);
+    nToken += n;
+    if (r->nRanked == r->nColumn) break; /* -1: every column at once */
+  }
   if (*rc == SQLITE_OK) {
     r->avgdl = nRow > 0 ? (double)nToken / (double)nRow : 1.0;
     if (r->avgdl <= 0.0) r->avgdl = 1.0;
@@ -360,12 +392,12 @@ static void si_rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
   for (int i = 0; rc == SQLITE_OK && i < nInst; i++) {
     int ip = 0, ic = 0, io = 0;
     rc = api->xInst(fts, i, &ip, &ic, &io);
-    if (rc != SQLITE_OK || ip < 0 || ip >= r->nPhrase) continue;
+    if (rc != SQLITE_OK || ip < 0 || ip >= r->nPhrase || ic >= r->nRanked) continue;
     double w = (ic >= 0 && nVal > ic + 2) ? sqlite3_value_double(apVal[ic + 2]) : 1.0;
     r->freq[r->group[ip]] += w * r->weight[ip];
   }
   int nTok = 0;
-  if (rc == SQLITE_OK) rc = si_row_length(api, fts, r->generation, &nTok);
+  if (rc == SQLITE_OK) rc = si_row_length(api, fts, r->generation, r->nRanked, r->nColumn, &nTok);
   if (rc != SQLITE_OK) {
     sqlite3_result_error_code(ctx, rc);
     return;

@@ -59,6 +59,8 @@
  * 2: English stem tokens (SLACKINDEX_STEM_MARKER + stem) colocated with plain ASCII words. */
 /* 3: stroke letters fold to their base letter (ł -> l).
  * 4: stem tokens are inflectional stems (Porter2 steps 0-1c), no longer full Porter2 stems. */
+/* Not bumped for scope texts (SLACKINDEX_SCOPE_MARKER): migration v22, which adds the column they are written to,
+ * rebuilds every index, and no query word can hold the marker (`FTS5Query.literal` makes control characters spaces). */
 #define SI_RULES_VERSION "4"
 
 #define SI_MAX_TOKEN SLACKINDEX_MAX_TOKEN_BYTES
@@ -632,8 +634,46 @@ typedef struct SiCounting {
 static int si_counting(void *p, int flags, const char *token, int n, int start, int end) {
   SiCounting *c = (SiCounting *)p;
   /* Colocated tokens are stems and pairs, never counted: the call saved for a third of the tokens. */
-  if (!(flags & FTS5_TOKEN_COLOCATED) && n > 0 && (unsigned char)token[0] >= 3) si_words_count(c->words, token, n);
+  if (!(flags & FTS5_TOKEN_COLOCATED) && n > 0 && (unsigned char)token[0] > SLACKINDEX_SCOPE_MARKER)
+    si_words_count(c->words, token, n);
   return c->xToken(c->ctx, flags, token, n, start, end);
+}
+
+/* The length of the scope token at text[0..n) (SLACKINDEX_SCOPE_MARKER in slack_tokenizer.h): the marker, a lowercase
+ * letter, then 1..62 bytes of printable ASCII other than '"' up to a space or the end; 0 when it is not one. */
+static int si_scope_token(const char *text, int n) {
+  if (n < 3 || text[0] != SLACKINDEX_SCOPE_MARKER || text[1] < 'a' || text[1] > 'z') return 0;
+  int i = 2;
+  while (i < n && text[i] != ' ') {
+    unsigned char c = (unsigned char)text[i++];
+    if (c <= 0x20 || c >= 0x7f || c == '"') return 0;
+  }
+  return i > 2 && i <= SI_MAX_TOKEN ? i : 0;
+}
+
+/* Whether a text is a scope text: scope tokens separated by single spaces, nothing else. A message whose own text is
+ * exactly that (U+0003, which Slack's clients cannot type, then a letter...) would be indexed as one. */
+static int si_is_scope(const char *text, int n) {
+  int i = 0;
+  while (i < n) {
+    int length = si_scope_token(text + i, n - i);
+    if (!length) return 0;
+    i += length;
+    if (i < n && (text[i] != ' ' || i + 1 == n)) return 0;
+    i++;
+  }
+  return n > 0;
+}
+
+/* The tokens of a scope text, verbatim, at their byte offsets. */
+static int si_tokenize_scope(void *ctx, const char *text, int n, SiXToken xToken) {
+  for (int i = 0; i < n;) {
+    int length = si_scope_token(text + i, n - i);
+    int rc = xToken(ctx, 0, text + i, length, i, i + length);
+    if (rc != SQLITE_OK) return rc;
+    i += length + 1;
+  }
+  return SQLITE_OK;
 }
 
 static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pText, int nText,
@@ -646,6 +686,7 @@ static int siTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags, const char *pT
     if (!pText || nText == 0) return SQLITE_OK;
     nText = (int)strlen(pText);
   }
+  if (si_is_scope(pText, nText)) return si_tokenize_scope(pCtx, pText, nText, xToken);
   if ((flags & FTS5_TOKENIZE_QUERY) && pText[0] == SLACKINDEX_STEM_MARKER) {
     /* a stem token: the marker then 1..64 lowercase ASCII letters; anything else matches nothing */
     int ok = nText >= 2 && nText <= SI_MAX_TOKEN + 1;

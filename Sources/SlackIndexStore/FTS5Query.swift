@@ -151,11 +151,11 @@ enum FTS5Query {
             spec += part.spec
             group = part.next
         }
-        if group > 1 {
-            for term in search.excluded {
-                let phrases = compiled(term, group: 0, variants: negativeVariants ?? search.wordVariants)?.spec.count
-                spec += Array(repeating: "\(group)x", count: phrases ?? 0)
-            }
+        // Also with one group, where nothing is counted: phrases after them (the scope's, `IndexScope`) need
+        // their entries in place.
+        for term in search.excluded {
+            let phrases = compiled(term, group: 0, variants: negativeVariants ?? search.wordVariants)?.spec.count
+            spec += Array(repeating: "\(group)x", count: phrases ?? 0)
         }
         return (group == 1 ? "!" : "") + spec.joined(separator: " ")
     }

@@ -46,8 +46,7 @@ struct MessageWriter {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT DO NOTHING
                 """)
-        ftsInsert = try db.cachedStatement(
-            sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, ?, ?)")
+        ftsInsert = try db.cachedStatement(sql: MessageWriter.indexInsertSQL)
         reactionInsert = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO reaction (message_id, name, count, users) VALUES (?, ?, ?, ?)")
         fileInsert = try db.cachedStatement(
@@ -114,7 +113,7 @@ struct MessageWriter {
         try storeRawBlock(for: m, base: rawBlockBase)
         addedCounts[m.pointee.conversationRowID, default: MessageCountDelta()].add(flags: m.pointee.flags)
         let start = ContinuousClock.now
-        try insertIndex(id: id, m.pointee.searchText, m.pointee.searchExtra)
+        try insertIndex(id: id, m)
         indexSeconds += start.duration(to: .now).seconds
         try writeAttachments(id: id, m)
         return true
@@ -292,14 +291,16 @@ struct MessageWriter {
         try check(code, statement, on: connection)
     }
 
-    private func insertIndex(id: Int64, _ text: String, _ extra: String) throws {
+    private func insertIndex(id: Int64, _ m: UnsafePointer<PreparedMessage>) throws {
         let s = Self.ready(ftsInsert)
         defer { sqlite3_reset(s) }
         try Self.bindFirst(s, id, on: db.sqliteConnection)
+        try Self.check(sqlite3_bind_int64(s, 4, m.pointee.conversationRowID), s, on: db.sqliteConnection)
+        try bind(s, 5, m.pointee.userID)
         let connection = db.sqliteConnection
         let words = words
-        try Self.withBytes(text) { text in
-            try Self.withBytes(extra) { extra in
+        try Self.withBytes(m.pointee.searchText) { text in
+            try Self.withBytes(m.pointee.searchExtra) { extra in
                 try Self.bindStatic(s, 2, text, on: connection)
                 try Self.bindStatic(s, 3, extra, on: connection)
                 try words.counting(1) { try Self.step(s, on: connection) }
@@ -367,7 +368,7 @@ struct MessageWriter {
     private func update(_ m: PreparedMessage, raw: () throws -> String) throws -> UpsertOutcome? {
         let existing = try db.cachedStatement(
             sql: """
-                SELECT id, hash, edited_key, is_deleted, text, search_text, search_extra FROM message
+                SELECT id, hash, edited_key, is_deleted, text, search_text, search_extra, user_id FROM message
                 WHERE conversation_id = ? AND ts_key = ?
                 """)
         existing.setUncheckedArguments([m.conversationRowID, m.tsKey])
@@ -393,9 +394,12 @@ struct MessageWriter {
         if !deleted {
             let oldText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
             let oldExtra: String = row["search_extra"]
-            if oldText != m.searchText || oldExtra != m.searchExtra {
-                try MessageWriter.indexDelete(id: id, oldText, oldExtra, in: db)
-                try MessageWriter.indexInsert(id: id, m.searchText, m.searchExtra, in: db)
+            let oldUser: String? = row["user_id"]
+            if oldText != m.searchText || oldExtra != m.searchExtra || oldUser != m.userID {
+                try MessageWriter.indexDelete(
+                    id: id, oldText, oldExtra, scope: (m.conversationRowID, oldUser), in: db)
+                try MessageWriter.indexInsert(
+                    id: id, m.searchText, m.searchExtra, scope: (m.conversationRowID, m.userID), in: db)
             }
         }
         try db.cachedStatement(sql: "DELETE FROM reaction WHERE message_id = ?").execute(arguments: [id])
@@ -404,19 +408,33 @@ struct MessageWriter {
         return .updated
     }
 
+    /// A message's conversation row id and author id: what its scope words say (`IndexScope`).
+    typealias Scope = (conversation: Int64, user: String?)
+
+    /// Adds a message (id, texts, conversation, author: parameters 1 to 5) to the index.
+    static let indexInsertSQL =
+        "INSERT INTO message_fts (rowid, search_text, search_extra, \(IndexScope.column)) VALUES (\(IndexScope.insertValues))"
+
     /// Adds a message's text to the index, its words to the transaction's `WordCounts` (flushed by its owner).
-    static func indexInsert(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: "INSERT INTO message_fts (rowid, search_text, search_extra) VALUES (?, ?, ?)")
-        try WordCounts.of(db).counting(1) { try statement.execute(arguments: [id, text, extra]) }
+    static func indexInsert(id: Int64, _ text: String, _ extra: String, scope: Scope, in db: Database) throws {
+        let statement = try db.cachedStatement(sql: indexInsertSQL)
+        try WordCounts.of(db).counting(1) {
+            try statement.execute(arguments: [id, text, extra, scope.conversation, scope.user])
+        }
     }
 
-    /// Removes a row from the external-content index; the values must be exactly the ones indexed. Its words
-    /// count one message less (`WordCounts`, flushed by the transaction's owner).
-    static func indexDelete(id: Int64, _ text: String, _ extra: String, in db: Database) throws {
+    /// Removes a row from the external-content index; the values must be exactly the ones indexed (the scope the
+    /// row had: an author changed by an edit is removed with the old one). Its words count one message less
+    /// (`WordCounts`, flushed by the transaction's owner).
+    static func indexDelete(id: Int64, _ text: String, _ extra: String, scope: Scope, in db: Database) throws {
         let statement = try db.cachedStatement(
-            sql: "INSERT INTO message_fts (message_fts, rowid, search_text, search_extra) VALUES ('delete', ?, ?, ?)")
-        try WordCounts.of(db).counting(-1) { try statement.execute(arguments: [id, text, extra]) }
+            sql: """
+                INSERT INTO message_fts (message_fts, rowid, search_text, search_extra, \(IndexScope.column))
+                VALUES ('delete', \(IndexScope.insertValues))
+                """)
+        try WordCounts.of(db).counting(-1) {
+            try statement.execute(arguments: [id, text, extra, scope.conversation, scope.user])
+        }
     }
 
     /// Reactions and files of a new or updated message, bound through the C API like the row (GRDB's argument

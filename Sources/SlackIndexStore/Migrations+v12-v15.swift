@@ -205,6 +205,27 @@ extension Migrations {
         try countWords(db)
     }
 
+    /// Migration v22 (`searchScope`): the search index re-created with a third column, each message's conversation
+    /// and author as scope words (`IndexScope`), read from a generated column of `message` (virtual: nothing stored
+    /// per row), and rebuilt in small leaves.
+    static func v22SearchScope(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE message ADD COLUMN \(IndexScope.column) TEXT
+                    GENERATED ALWAYS AS (\(IndexScope.definition)) VIRTUAL;
+                DROP TABLE message_vocab;
+                DROP TABLE message_fts;
+                CREATE VIRTUAL TABLE message_fts USING fts5(
+                    search_text, search_extra, \(IndexScope.column),
+                    content = 'message', content_rowid = 'id',
+                    tokenize = '\(SQLiteArchive.indexTokenizer)'
+                );
+                \(indexMergePolicy)
+                CREATE VIRTUAL TABLE message_vocab USING fts5vocab(message_fts, 'row');
+                """)
+        try rebuildIndexInSmallLeaves(db)
+    }
+
     /// `rebuildIndex`, then the index merged in `SQLiteArchive.mergedLeafSize` leaves (written so from the start: a
     /// rebuild that fits one segment is not merged). Every whole rebuild goes this way (v19, a new tokenizer,
     /// `check --repair`).

@@ -27,6 +27,7 @@ enum Migrations {
         (smallIndexLeaves, v19SmallIndexLeaves),
         (wordPairs, v20WordPairs),
         (wordCounts, v21WordCounts),
+        (searchScope, v22SearchScope),
     ]
 
     static var migrator: DatabaseMigrator {
@@ -55,6 +56,10 @@ enum Migrations {
 
     /// The migration that keeps how many messages hold each word of the index (v21): a new table, filled.
     static let wordCounts = "v21 word counts"
+
+    /// The migration that re-creates the search index with each message's conversation and author (v22): the index
+    /// only, rebuilt, and a generated column of `message` (nothing stored).
+    static let searchScope = "v22 search index scope"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
     static let indexCheck = "v14 index entries lost after edits"
@@ -226,10 +231,11 @@ enum Migrations {
     static func rebuildIndex(_ db: Database, searchTextElided: Bool = true) throws {
         try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all')")
         let searchText = searchTextElided ? SearchTextColumn.sql("message") : "search_text"
+        let scope = try IndexScope.indexed(db) ? ", \(IndexScope.column)" : ""
         try db.execute(
             sql: """
-                INSERT INTO message_fts (rowid, search_text, search_extra)
-                SELECT id, \(searchText), search_extra FROM message WHERE is_deleted = 0
+                INSERT INTO message_fts (rowid, search_text, search_extra\(scope))
+                SELECT id, \(searchText), search_extra\(scope) FROM message WHERE is_deleted = 0
                 """)
         try db.execute(
             sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", arguments: [tokenizerVersion])
@@ -251,11 +257,12 @@ enum Migrations {
     /// True when no migration is pending (`migrationState`) and the index was built by this tokenizer (nothing to
     /// write).
     static func isCurrent(_ db: Database, pending: [String]) throws -> Bool {
-        // v19, v20 and v21 only make searches faster: an archive without them reads the same (a read-only mount,
+        // v19 to v22 only make searches faster: an archive without them reads the same (a read-only mount,
         // `serve --read-only` after an update: an index without pairs is queried without them, its tokenizer's
-        // arguments being the table's; without `message_word`, prefixes are expanded through the vocabulary); the
+        // arguments being the table's; without `message_word`, prefixes are expanded through the vocabulary; without
+        // the scope column, `in:` and `from:` read the rows of the matches); the
         // next write-open applies them.
-        guard pending.allSatisfy({ $0 == smallIndexLeaves || $0 == wordPairs || $0 == wordCounts }) else {
+        guard pending.allSatisfy({ [smallIndexLeaves, wordPairs, wordCounts, searchScope].contains($0) }) else {
             return false
         }
         return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'tokenizer'") == tokenizerVersion

@@ -170,14 +170,16 @@ extension SQLiteArchive {
         }
     }
 
-    /// The SQL of the entries message `m`'s two columns give, tokenized as the archive's index tokenizes them (with
-    /// word pairs since v20, `SQLiteArchive.indexTokenizer`; an archive not yet upgraded has none).
+    /// The SQL of the entries message `m`'s columns give, tokenized as the archive's index tokenizes them (with
+    /// word pairs since v20, `SQLiteArchive.indexTokenizer`, and the scope column since v22, `IndexScope`; an
+    /// archive not yet upgraded has neither).
     private static func textHashes(_ db: Database) throws -> String {
         let pairs = try indexHasPairs(db) ? 1 : 0
+        let scope = IndexScope.column
         return """
             slackindex_text_hash(id, 'search_text', \(SearchTextColumn.sql("m")), \(pairs))
                 + slackindex_text_hash(id, 'search_extra', m.search_extra, \(pairs))
-            """
+            """ + (try IndexScope.indexed(db) ? " + slackindex_text_hash(id, '\(scope)', m.\(scope), \(pairs))" : "")
     }
 
     /// Whether the search index was created with word pairs (`SQLiteArchive.indexTokenizer`, migration v20).

@@ -211,7 +211,8 @@ extension SQLiteArchive {
                     let rows = try Row.fetchAll(
                         db,
                         sql: """
-                            SELECT m.id, m.hash, m.text, m.search_text, m.search_extra, t.message_hash AS done
+                            SELECT m.id, m.hash, m.text, m.search_text, m.search_extra, m.conversation_id, m.user_id,
+                                t.message_hash AS done
                             FROM file f JOIN message m ON m.id = f.message_id
                             LEFT JOIN file_text t ON t.message_id = m.id AND t.file_id = f.file_id
                             WHERE f.file_id = ? AND m.is_deleted = 0
@@ -232,9 +233,10 @@ extension SQLiteArchive {
                         let searchText = SearchTextColumn.value(stored: row["search_text"], text: row["text"])
                         let extra: String = row["search_extra"]
                         let extended = extra.isEmpty ? text : extra + "\n" + text
-                        try MessageWriter.indexDelete(id: id, searchText, extra, in: db)
+                        let scope: MessageWriter.Scope = (row["conversation_id"], row["user_id"])
+                        try MessageWriter.indexDelete(id: id, searchText, extra, scope: scope, in: db)
                         try db.execute(sql: "UPDATE message SET search_extra = ? WHERE id = ?", arguments: [extended, id])
-                        try MessageWriter.indexInsert(id: id, searchText, extended, in: db)
+                        try MessageWriter.indexInsert(id: id, searchText, extended, scope: scope, in: db)
                         try db.execute(
                             sql: "INSERT OR REPLACE INTO file_text (message_id, file_id, message_hash) VALUES (?, ?, ?)",
                             arguments: [id, fileID, hash])

@@ -157,7 +157,7 @@ extension SQLiteArchive {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT id, is_deleted, \(SearchTextColumn.sql("message")) AS search_text, search_extra
+                    SELECT id, is_deleted, \(SearchTextColumn.sql("message")) AS search_text, search_extra, user_id
                     FROM message
                     WHERE conversation_id = ? AND ts_key = ?
                     """, arguments: [conversationRowID, tsKey])
@@ -165,7 +165,8 @@ extension SQLiteArchive {
         let id: Int64 = row["id"]
         let deleted: Bool = row["is_deleted"]
         if !deleted {
-            try MessageWriter.indexDelete(id: id, row["search_text"], row["search_extra"], in: db)
+            try MessageWriter.indexDelete(
+                id: id, row["search_text"], row["search_extra"], scope: (conversationRowID, row["user_id"]), in: db)
             try db.execute(sql: "UPDATE message SET is_deleted = 1 WHERE id = ?", arguments: [id])
         }
         return true

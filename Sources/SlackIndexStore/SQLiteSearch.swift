@@ -88,16 +88,25 @@ extension SQLiteArchive {
             for term in search.words where expansions[term.text] == nil {
                 expansions[term.text] = try SQLiteArchive.expandingPrefix(term, notes: &notes, db: db)
             }
-            let (positive, negative) = FTS5Query.match(search, expansions: expansions)
-            let exactForms = FTS5Query.exactForms(search, expansions: expansions).map {
-                (match: $0.match, rankSpec: SQLiteArchive.countingAtMost($0.rankSpec))
+            var (positive, negative) = FTS5Query.match(search, expansions: expansions)
+            var rankSpec = FTS5Query.rankSpec(search, expansions: expansions)
+            var exactForms = FTS5Query.exactForms(search, expansions: expansions)
+            // `in:` and `from:` matched in the index too (`IndexScope`), where it has them: then only the scope's
+            // matches have their rows read for the filters.
+            let scope = try IndexScope.indexed(db) ? IndexScope.match(search) : nil
+            if let scope, let words = positive {
+                (positive, rankSpec) = IndexScope.restrict(words, spec: rankSpec, to: scope)
+                exactForms = exactForms.map { IndexScope.restrict($0.match, spec: $0.rankSpec, to: scope) }
+                    .map { (match: $0.match, rankSpec: $0.spec) }
             }
             return SQLitePreparedSearch(
                 archive: self, search: search, positive: positive, negative: negative,
-                rankSpec: SQLiteArchive.countingAtMost(FTS5Query.rankSpec(search, expansions: expansions)),
-                exactForms: exactForms,
+                rankSpec: SQLiteArchive.countingAtMost(rankSpec),
+                exactForms: exactForms.map { (match: $0.match, rankSpec: SQLiteArchive.countingAtMost($0.rankSpec)) },
                 conditions: SQLiteArchive.conditions(search, negative: negative),
-                plan: try SQLiteArchive.plan(search, expansions: expansions, db: db), notes: notes)
+                plan: scope != nil && positive != nil
+                    ? .rows : try SQLiteArchive.plan(search, expansions: expansions, db: db),
+                notes: notes)
         }
     }
 

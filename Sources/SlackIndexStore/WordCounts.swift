@@ -178,7 +178,7 @@ struct WordTable {
             : WordTable(name: "message_vocab", word: "term", messages: "doc")
     }
 
-    /// The vocabulary's words and counts as `message_word` keeps them: stem (U+0001) and pair (U+0002) tokens left
+    /// The vocabulary's words and counts as `message_word` keeps them: stem (U+0001), pair (U+0002) and scope (U+0003) tokens left
     /// out, as the tokenizer's counter leaves them (`slack_words.c`).
-    static let vocabularyWords = "SELECT term, doc FROM message_vocab WHERE term >= char(3) AND doc > 0"
+    static let vocabularyWords = "SELECT term, doc FROM message_vocab WHERE term >= char(4) AND doc > 0"
 }

@@ -88,11 +88,13 @@ import Testing
                     db,
                     sql: """
                         SELECT m.id, \(SearchTextColumn.sql("m")) AS search_text, m.search_extra,
-                            c.slack_id || '/' || m.ts AS handle
+                            m.conversation_id, m.user_id, c.slack_id || '/' || m.ts AS handle
                         FROM message m JOIN conversation c ON c.id = m.conversation_id
                         WHERE m.is_deleted = 0 AND m.text LIKE '% %' ORDER BY m.id LIMIT 1 OFFSET 100
                         """))
-            try MessageWriter.indexDelete(id: row["id"], row["search_text"], row["search_extra"], in: db)
+            try MessageWriter.indexDelete(
+                id: row["id"], row["search_text"], row["search_extra"], scope: (row["conversation_id"], row["user_id"]),
+                in: db)
             try WordCounts.of(db).flush(db)
             return row["handle"]
         }
@@ -157,8 +159,9 @@ import Testing
             let row = try #require(
                 try Row.fetchOne(
                     db,
-                    sql: "SELECT id, \(SearchTextColumn.sql("m")) AS t, search_extra FROM message m WHERE is_deleted = 0 LIMIT 1"))
-            try MessageWriter.indexDelete(id: row["id"], row["t"], row["search_extra"], in: db)
+                    sql: "SELECT id, \(SearchTextColumn.sql("m")) AS t, search_extra, conversation_id, user_id FROM message m WHERE is_deleted = 0 LIMIT 1"))
+            try MessageWriter.indexDelete(
+                id: row["id"], row["t"], row["search_extra"], scope: (row["conversation_id"], row["user_id"]), in: db)
             try WordCounts.of(db).flush(db)
         }
         let damaged = try CLITests.run(["--db", db, "check"])

@@ -56,6 +56,7 @@ import Testing
 
     /// Back to the archive as v10 wrote it: no table, no triggers, the migration not applied.
     static func downgradeToV10(_ path: String) throws {
+        try Archive(path: path).pool.write { try TestSupport.undoSearchScope($0) }
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
             try db.execute(

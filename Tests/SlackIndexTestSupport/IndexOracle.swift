@@ -28,13 +28,15 @@ enum IndexOracle {
                 """
             // The archive's own tokenizer: word pairs since migration v20.
             let tokenizer = try SQLiteArchive.indexHasPairs(db) ? SQLiteArchive.indexTokenizer : "slackindex"
+            // And the scope column since v22.
+            let scope = try IndexScope.indexed(db) ? ", \(IndexScope.column)" : ""
             try db.execute(
                 sql: drop + """
                     CREATE VIRTUAL TABLE temp.fresh_fts USING fts5(
-                        search_text, search_extra,
+                        search_text, search_extra\(scope),
                         tokenize = '\(tokenizer)');
-                    INSERT INTO temp.fresh_fts (rowid, search_text, search_extra)
-                        SELECT id, \(SearchTextColumn.sql("message")), search_extra FROM message
+                    INSERT INTO temp.fresh_fts (rowid, search_text, search_extra\(scope))
+                        SELECT id, \(SearchTextColumn.sql("message")), search_extra\(scope) FROM message
                         WHERE is_deleted = 0;
                     CREATE VIRTUAL TABLE temp.fresh_entries USING fts5vocab(temp, fresh_fts, instance);
                     CREATE VIRTUAL TABLE temp.stored_entries USING fts5vocab(main, message_fts, instance);
@@ -47,10 +49,10 @@ enum IndexOracle {
                 UNION ALL
                 SELECT 3, 0, 'word count kept but not fresh: ' || word || ' in ' || messages FROM (
                     SELECT word, messages FROM main.message_word
-                    EXCEPT SELECT term, doc FROM temp.fresh_words WHERE term >= char(3) AND doc > 0)
+                    EXCEPT SELECT term, doc FROM temp.fresh_words WHERE term >= char(4) AND doc > 0)
                 UNION ALL
                 SELECT 3, 0, 'word count fresh but not kept: ' || term || ' in ' || doc FROM (
-                    SELECT term, doc FROM temp.fresh_words WHERE term >= char(3) AND doc > 0
+                    SELECT term, doc FROM temp.fresh_words WHERE term >= char(4) AND doc > 0
                     EXCEPT SELECT word, messages FROM main.message_word)
                 """ : ""
             let found = Result {
@@ -87,5 +89,26 @@ enum IndexOracle {
             try db.execute(sql: drop)
             return try found.get()
         }
+    }
+}
+
+extension TestSupport {
+    /// Back to the search index as v21 left it: two columns, no scope (`IndexScope`), migration v22 not applied,
+    /// the index rebuilt. The tests that fake older archives start here; an archive without the scope is left as it is.
+    static func undoSearchScope(_ db: Database) throws {
+        guard try IndexScope.indexed(db) else { return }
+        try db.execute(
+            sql: """
+                DROP TABLE message_vocab;
+                DROP TABLE message_fts;
+                CREATE VIRTUAL TABLE message_fts USING fts5(
+                    search_text, search_extra, content = 'message', content_rowid = 'id',
+                    tokenize = '\(SQLiteArchive.indexTokenizer)');
+                \(Migrations.indexMergePolicy)
+                CREATE VIRTUAL TABLE message_vocab USING fts5vocab(message_fts, 'row');
+                ALTER TABLE message DROP COLUMN \(IndexScope.column);
+                DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.searchScope)';
+                """)
+        try Migrations.rebuildIndexInSmallLeaves(db)
     }
 }

@@ -167,6 +167,8 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.wordPairs)';
                     DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.wordCounts)';
                     DROP TABLE message_word;
+                    ALTER TABLE message DROP COLUMN \(IndexScope.column);
+                    DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.searchScope)';
                     """)
             try Migrations.rebuildIndexInSmallLeaves(db)
             #expect(try !SQLiteArchive.indexHasPairs(db))

@@ -132,6 +132,7 @@ import Testing
             guard code == 0 else { throw StoreError.needsUpgrade(path: path) }
         }
         try DatabaseQueue(path: path, configuration: configuration).write { db in
+            try TestSupport.undoSearchScope(db)
             try db.execute(
                 sql: """
                     CREATE TEMP TABLE id_map (new_id INTEGER PRIMARY KEY, old_id INTEGER NOT NULL);

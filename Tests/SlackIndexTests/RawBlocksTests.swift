@@ -304,6 +304,7 @@ import Testing
             }
         }
         try archive.pool.write { db in
+            try TestSupport.undoSearchScope(db)
             for (id, raw) in raws {
                 try db.execute(sql: "UPDATE message SET raw = ? WHERE id = ?", arguments: [raw, id])
             }

@@ -17,10 +17,10 @@ import Testing
                 sql: """
                     SELECT 'kept ' || word || ' ' || messages FROM (
                         SELECT word, messages FROM message_word
-                        EXCEPT SELECT term, doc FROM message_vocab WHERE term >= char(3) AND doc > 0)
+                        EXCEPT SELECT term, doc FROM message_vocab WHERE term >= char(4) AND doc > 0)
                     UNION ALL
                     SELECT 'indexed ' || term || ' ' || doc FROM (
-                        SELECT term, doc FROM message_vocab WHERE term >= char(3) AND doc > 0
+                        SELECT term, doc FROM message_vocab WHERE term >= char(4) AND doc > 0
                         EXCEPT SELECT word, messages FROM message_word)
                     LIMIT 10
                     """)
@@ -69,7 +69,7 @@ import Testing
         struct Stop: Error {}
         #expect(throws: Stop.self) {
             try archive.pool.write { db in
-                try MessageWriter.indexInsert(id: 1, "rolledbackword", "", in: db)
+                try MessageWriter.indexInsert(id: 1, "rolledbackword", "", scope: (0, nil), in: db)
                 throw Stop()
             }
         }
@@ -123,7 +123,7 @@ import Testing
         let before = try Self.count("deploy", archive)
         #expect(throws: DatabaseError.self) {
             try archive.pool.write { db in
-                try MessageWriter.indexInsert(id: 1, "deploy forgotten", "", in: db)
+                try MessageWriter.indexInsert(id: 1, "deploy forgotten", "", scope: (0, nil), in: db)
             }
         }
         #expect(try Self.count("deploy", archive) == before)

@@ -140,9 +140,10 @@ import Testing
         #expect(Relevance.order([], exact: [1]).isEmpty)
     }
 
-    /// SQLite's bm25 (`a`) and `slackindex_rank` without groups (`b`) for each matching row.
+    /// SQLite's bm25 (`a`) and `slackindex_rank` without groups (`b`) for each matching row, every column weighted
+    /// (the scope column too: `bm25` counts its tokens in each length, and the rank then does).
     static let bm25AndRank =
-        "bm25(message_fts, 1.0, 0.4) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4) AS b"
+        "bm25(message_fts, 1.0, 0.4, 1.0) AS a, slackindex_rank(message_fts, '', 1.0, 1.0, 0.4, 1.0) AS b"
 
     /// Each row's `a` (bm25) equals its `b` (the rank), to rounding.
     static func expectBM25(_ rows: [Row], sourceLocation: SourceLocation = #_sourceLocation) {
@@ -209,17 +210,21 @@ import Testing
             """
         let rows = try archive.pool.writeWithoutTransaction { db -> [Row] in
             let target = try #require(try Row.fetchOne(
-                db, sql: "SELECT id, search_text, search_extra FROM message WHERE id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH 'fridays') LIMIT 1"))
+                db, sql: "SELECT id, search_text, search_extra, search_scope FROM message WHERE id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH 'fridays') LIMIT 1"))
             let id: Int64 = target["id"]
             let text: String = target["search_text"]
             let extra: String = target["search_extra"]
+            let scope: String = target["search_scope"]
             try db.inTransaction {
                 try db.execute(
-                    sql: "INSERT INTO message_fts(message_fts, rowid, search_text, search_extra) VALUES('delete', ?, ?, ?)",
-                    arguments: [id, text, extra])
+                    sql: """
+                        INSERT INTO message_fts(message_fts, rowid, search_text, search_extra, search_scope)
+                        VALUES('delete', ?, ?, ?, ?)
+                        """,
+                    arguments: [id, text, extra, scope])
                 try db.execute(
-                    sql: "INSERT INTO message_fts(rowid, search_text, search_extra) VALUES(?, ?, ?)",
-                    arguments: [id, text + String(repeating: " and more words", count: 20), extra])
+                    sql: "INSERT INTO message_fts(rowid, search_text, search_extra, search_scope) VALUES(?, ?, ?, ?)",
+                    arguments: [id, text + String(repeating: " and more words", count: 20), extra, scope])
                 _ = try Row.fetchAll(db, sql: sql)
                 return .rollback
             }

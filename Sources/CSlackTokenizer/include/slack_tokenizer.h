@@ -56,6 +56,16 @@ int slackindex_disable_sqlite_memory_statistics(void);
 #define SLACKINDEX_PAIR_MARKER '\x02'
 
 /*
+ * First byte of a scope token: the conversation or author of a message as a word of the index's third column,
+ * `search_scope` ("\x03c31 \x03uU0XRBUTTPAY", `IndexScope` in Swift), so that `in:` and `from:` are matched inside
+ * the index instead of by reading every match's message row. A text (document or query) made only of scope tokens
+ * separated by single spaces is a scope text, and they are its tokens, verbatim: each is the marker, a lowercase
+ * ASCII letter, then 1..62 bytes of printable ASCII other than '"'. No stems, pairs or word counts. In any other text
+ * the marker separates words, as every control character does.
+ */
+#define SLACKINDEX_SCOPE_MARKER '\x03'
+
+/*
  * Writes the inflectional stem of word[0..n) (Porter2's exceptions and steps
  * 0-1c: plurals, -ed, -ing, final y; not its derivational steps 2-5) to out (at least
  * n bytes; not NUL-terminated) and returns its length (1..n). Only words of
