@@ -295,15 +295,16 @@ struct MessageWriter {
         let s = Self.ready(ftsInsert)
         defer { sqlite3_reset(s) }
         try Self.bindFirst(s, id, on: db.sqliteConnection)
-        try Self.check(sqlite3_bind_int64(s, 4, m.pointee.conversationRowID), s, on: db.sqliteConnection)
-        try bind(s, 5, m.pointee.userID)
         let connection = db.sqliteConnection
         let words = words
         try Self.withBytes(m.pointee.searchText) { text in
             try Self.withBytes(m.pointee.searchExtra) { extra in
-                try Self.bindStatic(s, 2, text, on: connection)
-                try Self.bindStatic(s, 3, extra, on: connection)
-                try words.counting(1) { try Self.step(s, on: connection) }
+                try IndexScope.withText(conversation: m.pointee.conversationRowID, user: m.pointee.userID) { scope in
+                    try Self.bindStatic(s, 2, text, on: connection)
+                    try Self.bindStatic(s, 3, extra, on: connection)
+                    try Self.bindStatic(s, 4, scope, on: connection)
+                    try words.counting(1) { try Self.step(s, on: connection) }
+                }
             }
         }
     }
@@ -411,16 +412,15 @@ struct MessageWriter {
     /// A message's conversation row id and author id: what its scope words say (`IndexScope`).
     typealias Scope = (conversation: Int64, user: String?)
 
-    /// Adds a message (id, texts, conversation, author: parameters 1 to 5) to the index.
+    /// Adds a message (id, texts, scope text) to the index.
     static let indexInsertSQL =
-        "INSERT INTO message_fts (rowid, search_text, search_extra, \(IndexScope.column)) VALUES (\(IndexScope.insertValues))"
+        "INSERT INTO message_fts (rowid, search_text, search_extra, \(IndexScope.column)) VALUES (?, ?, ?, ?)"
 
     /// Adds a message's text to the index, its words to the transaction's `WordCounts` (flushed by its owner).
     static func indexInsert(id: Int64, _ text: String, _ extra: String, scope: Scope, in db: Database) throws {
         let statement = try db.cachedStatement(sql: indexInsertSQL)
-        try WordCounts.of(db).counting(1) {
-            try statement.execute(arguments: [id, text, extra, scope.conversation, scope.user])
-        }
+        let scope = IndexScope.text(conversation: scope.conversation, user: scope.user)
+        try WordCounts.of(db).counting(1) { try statement.execute(arguments: [id, text, extra, scope]) }
     }
 
     /// Removes a row from the external-content index; the values must be exactly the ones indexed (the scope the
@@ -430,11 +430,10 @@ struct MessageWriter {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO message_fts (message_fts, rowid, search_text, search_extra, \(IndexScope.column))
-                VALUES ('delete', \(IndexScope.insertValues))
+                VALUES ('delete', ?, ?, ?, ?)
                 """)
-        try WordCounts.of(db).counting(-1) {
-            try statement.execute(arguments: [id, text, extra, scope.conversation, scope.user])
-        }
+        let scope = IndexScope.text(conversation: scope.conversation, user: scope.user)
+        try WordCounts.of(db).counting(-1) { try statement.execute(arguments: [id, text, extra, scope]) }
     }
 
     /// Reactions and files of a new or updated message, bound through the C API like the row (GRDB's argument

@@ -95,7 +95,8 @@ import Testing
     }
 
     /// The scope words in the index are each conversation's and each author's that fits a token, and none is
-    /// counted as a word (`message_word`); the generated column is what `IndexScope.expression` says.
+    /// counted as a word (`message_word`); the generated column holds the text the writers make
+    /// (`IndexScope.withText`), also for authors the scope cannot hold.
     @Test func scopeWordsAreConversationsAndAuthors() throws {
         let archive = try Self.archive()
         try archive.pool.read { db in
@@ -115,6 +116,7 @@ import Testing
                 let words = ["\u{3}c\(row["conversation_id"] as Int64)"]
                     + (user.map { IndexScope.isToken($0) ? ["\u{3}u\($0)"] : [] } ?? [])
                 #expect(row["search_scope"] == words.joined(separator: " "))
+                #expect(row["search_scope"] == IndexScope.text(conversation: row["conversation_id"], user: user))
             }
         }
         try IndexOracle.expectExact(archive)
