@@ -9,16 +9,21 @@ import GRDB
 /// prototype index in the sqlite3 shell). The filters on the message rows stay, now over the scope's matches only.
 /// `slackindex_rank` ranks only the two text columns, so no score changes.
 enum IndexScope {
-    /// The index's column, and the message table's generated column it reads (the same text).
+    /// The index's column, and the column of `contentView` that holds its text.
     static let column = "search_scope"
 
-    /// The generated column's definition: `U+0003 c<conversation_id>`, then ` U+0003 u<user_id>` when the author
-    /// id is one token (`isToken`), so that the text stays a scope text.
+    /// The index's content table since v22: `message`'s id, its texts as indexed and its scope text (FTS5 reads it
+    /// only when asked for a column's text, which no search does; `check` reads the scope text through `definition`).
+    static let contentView = "message_search"
+
+    /// The scope text of a row of `message` as SQL: `U+0003 c<conversation_id>`, then ` U+0003 u<user_id>` when the
+    /// author id is one token (`isToken`), so that the text stays a scope text. Whole rebuilds, `check` and
+    /// `contentView` read it.
     ///
     /// The writers make the same text in Swift (`withText`): the import's 50,000 messages evaluated through this
     /// expression cost 1.0 G more instructions on the writer thread (+32%: SQLite's string concatenations, each a
     /// malloc, and the GLOB), bytes written into a buffer a fraction of that. `check` compares the index with this
-    /// column, and `IndexScopeTests` the two texts for edge ids.
+    /// expression, and `IndexScopeTests` the two texts for edge ids.
     static let definition = """
         char(3) || 'c' || conversation_id || CASE WHEN user_id IS NULL OR user_id = '' \
         OR length(CAST(user_id AS BLOB)) > 62 OR user_id GLOB '*[^!-~]*' OR instr(user_id, '"') > 0 \

@@ -58,7 +58,7 @@ enum Migrations {
     static let wordCounts = "v21 word counts"
 
     /// The migration that re-creates the search index with each message's conversation and author (v22): the index
-    /// only, rebuilt, and a generated column of `message` (nothing stored).
+    /// only, rebuilt, and a view of `message` as its content table (nothing stored per message).
     static let searchScope = "v22 search index scope"
 
     /// The migration that only checks the index (v14): it changes no layout, so applying it alone is no upgrade.
@@ -231,11 +231,12 @@ enum Migrations {
     static func rebuildIndex(_ db: Database, searchTextElided: Bool = true) throws {
         try db.execute(sql: "INSERT INTO message_fts (message_fts) VALUES ('delete-all')")
         let searchText = searchTextElided ? SearchTextColumn.sql("message") : "search_text"
-        let scope = try IndexScope.indexed(db) ? ", \(IndexScope.column)" : ""
+        let scoped = try IndexScope.indexed(db)
         try db.execute(
             sql: """
-                INSERT INTO message_fts (rowid, search_text, search_extra\(scope))
-                SELECT id, \(searchText), search_extra\(scope) FROM message WHERE is_deleted = 0
+                INSERT INTO message_fts (rowid, search_text, search_extra\(scoped ? ", " + IndexScope.column : ""))
+                SELECT id, \(searchText), search_extra\(scoped ? ", " + IndexScope.definition : "")
+                FROM message WHERE is_deleted = 0
                 """)
         try db.execute(
             sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", arguments: [tokenizerVersion])

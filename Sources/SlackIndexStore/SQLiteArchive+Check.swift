@@ -179,7 +179,7 @@ extension SQLiteArchive {
         return """
             slackindex_text_hash(id, 'search_text', \(SearchTextColumn.sql("m")), \(pairs))
                 + slackindex_text_hash(id, 'search_extra', m.search_extra, \(pairs))
-            """ + (try IndexScope.indexed(db) ? " + slackindex_text_hash(id, '\(scope)', m.\(scope), \(pairs))" : "")
+            """ + (try IndexScope.indexed(db) ? " + slackindex_text_hash(id, '\(scope)', \(IndexScope.definition), \(pairs))" : "")
     }
 
     /// Whether the search index was created with word pairs (`SQLiteArchive.indexTokenizer`, migration v20).

@@ -10,8 +10,9 @@ struct UpgradeCommand: ParsableCommand {
             Read commands (search, history, stats, serve --read-only…) never write to the archive, so an \
             archive from an older version answers "needs an upgrade" until a command that writes opens it. \
             This one does only that: it applies the pending migrations (each in its own transaction: \
-            stopping it loses nothing; the search index's own rebuild in small leaves and with word pairs \
-            takes 10-13 s per million messages, counting the index's words ~1 s), re-indexes the messages when the index's tokenizer changed (word \
+            stopping it loses nothing; each rebuild of the search index (in small leaves, with word pairs, \
+            with each message's conversation and author) takes 10-15 s per million messages, counting the index's \
+            words ~1 s), re-indexes the messages when the index's tokenizer changed (word \
             variants did: ~16 s per million messages), packs the messages' stored JSON when the archive \
             predates packing, renumbers the messages when their ids predate millisecond ids (one transaction, \
             19-25 s per million messages with the space given back; the write-ahead log grows to about the \

@@ -29,14 +29,15 @@ enum IndexOracle {
             // The archive's own tokenizer: word pairs since migration v20.
             let tokenizer = try SQLiteArchive.indexHasPairs(db) ? SQLiteArchive.indexTokenizer : "slackindex"
             // And the scope column since v22.
-            let scope = try IndexScope.indexed(db) ? ", \(IndexScope.column)" : ""
+            let scoped = try IndexScope.indexed(db)
             try db.execute(
                 sql: drop + """
                     CREATE VIRTUAL TABLE temp.fresh_fts USING fts5(
-                        search_text, search_extra\(scope),
+                        search_text, search_extra\(scoped ? ", " + IndexScope.column : ""),
                         tokenize = '\(tokenizer)');
-                    INSERT INTO temp.fresh_fts (rowid, search_text, search_extra\(scope))
-                        SELECT id, \(SearchTextColumn.sql("message")), search_extra\(scope) FROM message
+                    INSERT INTO temp.fresh_fts (rowid, search_text, search_extra\(scoped ? ", " + IndexScope.column : ""))
+                        SELECT id, \(SearchTextColumn.sql("message")), search_extra\(scoped ? ", " + IndexScope.definition : "")
+                        FROM message
                         WHERE is_deleted = 0;
                     CREATE VIRTUAL TABLE temp.fresh_entries USING fts5vocab(temp, fresh_fts, instance);
                     CREATE VIRTUAL TABLE temp.stored_entries USING fts5vocab(main, message_fts, instance);
@@ -106,7 +107,7 @@ extension TestSupport {
                     tokenize = '\(SQLiteArchive.indexTokenizer)');
                 \(Migrations.indexMergePolicy)
                 CREATE VIRTUAL TABLE message_vocab USING fts5vocab(message_fts, 'row');
-                ALTER TABLE message DROP COLUMN \(IndexScope.column);
+                DROP VIEW \(IndexScope.contentView);
                 DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.searchScope)';
                 """)
         try Migrations.rebuildIndexInSmallLeaves(db)

@@ -260,7 +260,7 @@ import Testing
                 try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT id, \(SearchTextColumn.sql("message")) AS indexed, search_extra, search_scope FROM message
+                        SELECT id, \(SearchTextColumn.sql("message")) AS indexed, search_extra, \(IndexScope.definition) AS search_scope FROM message
                         WHERE is_deleted = 0 AND text LIKE '% %' ORDER BY id LIMIT 1
                         """)
             })

@@ -167,7 +167,7 @@ import Testing
                     DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.wordPairs)';
                     DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.wordCounts)';
                     DROP TABLE message_word;
-                    ALTER TABLE message DROP COLUMN \(IndexScope.column);
+                    DROP VIEW \(IndexScope.contentView);
                     DELETE FROM grdb_migrations WHERE identifier = '\(Migrations.searchScope)';
                     """)
             try Migrations.rebuildIndexInSmallLeaves(db)

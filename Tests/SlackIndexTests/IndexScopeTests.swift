@@ -95,7 +95,7 @@ import Testing
     }
 
     /// The scope words in the index are each conversation's and each author's that fits a token, and none is
-    /// counted as a word (`message_word`); the generated column holds the text the writers make
+    /// counted as a word (`message_word`); the index's content view holds the text the writers make
     /// (`IndexScope.withText`), also for authors the scope cannot hold.
     @Test func scopeWordsAreConversationsAndAuthors() throws {
         let archive = try Self.archive()
@@ -110,7 +110,12 @@ import Testing
             #expect(scope == expected)
             #expect(users.count > users.filter(IndexScope.isToken).count, "no author the scope cannot hold")
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM message_word WHERE word < char(4)") == 0)
-            let rows = try Row.fetchAll(db, sql: "SELECT conversation_id, user_id, search_scope FROM message")
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.conversation_id, m.user_id, s.search_scope
+                    FROM message m JOIN \(IndexScope.contentView) s ON s.id = m.id
+                    """)
             for row in rows {
                 let user: String? = row["user_id"]
                 let words = ["\u{3}c\(row["conversation_id"] as Int64)"]

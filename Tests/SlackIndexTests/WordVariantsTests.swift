@@ -210,7 +210,7 @@ import Testing
             """
         let rows = try archive.pool.writeWithoutTransaction { db -> [Row] in
             let target = try #require(try Row.fetchOne(
-                db, sql: "SELECT id, search_text, search_extra, search_scope FROM message WHERE id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH 'fridays') LIMIT 1"))
+                db, sql: "SELECT id, search_text, search_extra, search_scope FROM message_search WHERE id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH 'fridays') LIMIT 1"))
             let id: Int64 = target["id"]
             let text: String = target["search_text"]
             let extra: String = target["search_extra"]
