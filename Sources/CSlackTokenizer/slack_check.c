@@ -4,8 +4,8 @@
  *
  * SQLite's own comparison, INSERT INTO message_fts(message_fts, rank) VALUES('integrity-check', 1), is a write
  * statement: refused on a read-only archive ("attempt to write a readonly database", checked with 3.40.1), and with
- * rank = 1 it reads the external content table, whose search_text is elided where it equals the text and whose
- * deleted messages are not indexed. So the check computes FTS5's own kind of checksum on both sides instead:
+ * rank = 1 it reads the external content table, whose deleted messages are not indexed (and before migration v22,
+ * when it was `message` itself, whose search_text is elided where it equals the text). So the check computes FTS5's own kind of checksum on both sides instead:
  *
  *   slackindex_index_hash(doc, col, term, offset)  one entry of the index (an fts5vocab 'instance' row)
  *   slackindex_text_hash(doc, col, text[, pairs])  the sum of the entries the text gives when indexed as document

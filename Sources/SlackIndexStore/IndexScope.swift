@@ -17,7 +17,8 @@ enum IndexScope {
     static let contentView = "message_search"
 
     /// The scope text of a row of `message` as SQL: `U+0003 c<conversation_id>`, then ` U+0003 u<user_id>` when the
-    /// author id is one token (`isToken`), so that the text stays a scope text. Whole rebuilds, `check` and
+    /// author id is one token (`isToken`), so that the text stays a scope text. (GLOB stops at a NUL: an id holding
+    /// one is caught by `length`, which counts characters up to it.) Whole rebuilds, `check` and
     /// `contentView` read it.
     ///
     /// The writers make the same text in Swift (`withText`): the import's 50,000 messages evaluated through this
@@ -26,7 +27,8 @@ enum IndexScope {
     /// expression, and `IndexScopeTests` the two texts for edge ids.
     static let definition = """
         char(3) || 'c' || conversation_id || CASE WHEN user_id IS NULL OR user_id = '' \
-        OR length(CAST(user_id AS BLOB)) > 62 OR user_id GLOB '*[^!-~]*' OR instr(user_id, '"') > 0 \
+        OR length(CAST(user_id AS BLOB)) > 62 OR length(user_id) != length(CAST(user_id AS BLOB)) \
+        OR user_id GLOB '*[^!-~]*' OR instr(user_id, '"') > 0 \
         THEN '' ELSE ' ' || char(3) || 'u' || user_id END
         """
 
@@ -63,8 +65,11 @@ enum IndexScope {
     }
 
     /// The most conversations or authors a search names through the scope (`in:#a in:#b`); more are left to the
-    /// row filter alone, as before v22.
-    static let maxTerms = 64
+    /// row filter alone, as before v22. FTS5 seeks every one of the OR's doclists at each match of the words: on the
+    /// generated 1M archive (6 words, `bench search --queries`, medians of 5) one conversation took `in:` p50 2.24 →
+    /// 1.45 ms and p99 8.6 → 2.8–4.0 ms, two p99 6.5–7.4 → 4.2–4.4 ms at the same p50, but four took rare words
+    /// 1.8 → 3.7 ms, sixteen 3.4 → 6.9 ms, 64 10.7 → 16 ms (an API token's visible conversations come here too).
+    static let maxTerms = 2
 
     /// The FTS5 expression every hit of `search` matches in the scope column, and its number of phrases; nil when
     /// the search names no conversation or author the scope can hold.

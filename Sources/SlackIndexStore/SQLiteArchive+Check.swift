@@ -146,7 +146,8 @@ extension SQLiteArchive {
     /// the entries indexing each message that is not deleted would give (`slackindex_text_hash`).
     ///
     /// Read-only: SQLite's own `integrity-check` command with `rank = 1` is a write statement, refused on a
-    /// read-only archive, and compares with the content table as stored, where `search_text` is elided.
+    /// read-only archive, and compares with the content table, which holds deleted messages too (before v22
+    /// `message` itself, where `search_text` is elided).
     /// - Complexity: a pass over the index's entries (an `fts5vocab` instance table in the connection's temporary
     ///   schema) and one tokenizing every message: ~1 s per 100,000 messages here.
     package func indexAgreement() throws -> IndexAgreement {

@@ -91,8 +91,8 @@ extension SQLiteArchive {
             var (positive, negative) = FTS5Query.match(search, expansions: expansions)
             var rankSpec = FTS5Query.rankSpec(search, expansions: expansions)
             var exactForms = FTS5Query.exactForms(search, expansions: expansions)
-            // `in:` and `from:` matched in the index too (`IndexScope`), where it has them: then only the scope's
-            // matches have their rows read for the filters.
+            // `in:` and `from:` matched in the index too (`IndexScope`), where it has them and they are few: then
+            // only the scope's matches have their rows read for the filters.
             let scope = try IndexScope.indexed(db) ? IndexScope.match(search) : nil
             if let scope, let words = positive {
                 (positive, rankSpec) = IndexScope.restrict(words, spec: rankSpec, to: scope)
