@@ -86,13 +86,17 @@ enum IndexScope {
         return (expression, groups.reduce(0) { $0 + $1.count })
     }
 
-    /// `positive` (a search's MATCH, exclusions inside) that also matches `scope`, and its rank spec `spec` with an
-    /// `x` entry per scope phrase: they score nothing, and their documents (a whole channel's) are not counted.
-    static func restrict(_ positive: String, spec: String, to scope: (expression: String, phrases: Int))
-        -> (match: String, spec: String)
+    /// A search's MATCH (exclusions inside) that also matches `scope`, and its rank spec with an `x` entry per scope
+    /// phrase: they score nothing, and their documents (a whole channel's) are not counted.
+    static func restrict(_ search: (match: String, rankSpec: String), to scope: (expression: String, phrases: Int))
+        -> (match: String, rankSpec: String)
     {
         let entries = Array(repeating: "\(scopeGroup)x", count: scope.phrases).joined(separator: " ")
-        return ("(\(positive)) AND \(scope.expression)", spec.isEmpty || spec == "!" ? spec + entries : spec + " " + entries)
+        let spec = search.rankSpec
+        return (
+            "(\(search.match)) AND \(scope.expression)",
+            spec.isEmpty || spec == "!" ? spec + entries : spec + " " + entries
+        )
     }
 
     /// The rank spec's group of the scope phrases: one no word takes (`slack_rank.c` reads up to 999,999).

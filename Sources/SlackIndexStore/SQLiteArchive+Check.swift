@@ -176,11 +176,9 @@ extension SQLiteArchive {
     /// archive not yet upgraded has neither).
     private static func textHashes(_ db: Database) throws -> String {
         let pairs = try indexHasPairs(db) ? 1 : 0
-        let scope = IndexScope.column
-        return """
-            slackindex_text_hash(id, 'search_text', \(SearchTextColumn.sql("m")), \(pairs))
-                + slackindex_text_hash(id, 'search_extra', m.search_extra, \(pairs))
-            """ + (try IndexScope.indexed(db) ? " + slackindex_text_hash(id, '\(scope)', \(IndexScope.definition), \(pairs))" : "")
+        var columns = [("search_text", SearchTextColumn.sql("m")), ("search_extra", "m.search_extra")]
+        if try IndexScope.indexed(db) { columns.append((IndexScope.column, IndexScope.definition)) }
+        return columns.map { "slackindex_text_hash(id, '\($0.0)', \($0.1), \(pairs))" }.joined(separator: " + ")
     }
 
     /// Whether the search index was created with word pairs (`SQLiteArchive.indexTokenizer`, migration v20).

@@ -10,11 +10,11 @@ extension SQLiteArchive {
         documents: ClosedRange<Int>? = nil, mostFrequentFirst: Bool = false, limit: Int = Int.max
     ) throws -> [String] {
         try pool.read { db in
-            // Stem tokens (`WordVariants`) start with U+0001 and word pairs (`indexTokenizer`) with U+0002, before
-            // every word.
+            // Stem tokens (`WordVariants`) start with U+0001, word pairs (`indexTokenizer`) with U+0002 and scope words
+            // (`IndexScope`) with U+0003, before every word.
             // The kept counts (v21) hold the same words and counts in the same order as the vocabulary.
             let t = try WordTable.of(db)
-            var sql = "SELECT \(t.word) FROM \(t.name) WHERE \(t.word) >= char(3) AND \(t.messages) > 0"
+            var sql = "SELECT \(t.word) FROM \(t.name) WHERE \(t.word) >= char(4) AND \(t.messages) > 0"
             var arguments: StatementArguments = []
             if let documents {
                 sql += " AND \(t.messages) BETWEEN ? AND ?"

@@ -95,17 +95,15 @@ extension SQLiteArchive {
             // only the scope's matches have their rows read for the filters.
             let scope = try IndexScope.indexed(db) ? IndexScope.match(search) : nil
             if let scope, let words = positive {
-                (positive, rankSpec) = IndexScope.restrict(words, spec: rankSpec, to: scope)
-                exactForms = exactForms.map { IndexScope.restrict($0.match, spec: $0.rankSpec, to: scope) }
-                    .map { (match: $0.match, rankSpec: $0.spec) }
+                (positive, rankSpec) = IndexScope.restrict((words, rankSpec), to: scope)
+                exactForms = exactForms.map { IndexScope.restrict($0, to: scope) }
             }
             return SQLitePreparedSearch(
                 archive: self, search: search, positive: positive, negative: negative,
                 rankSpec: SQLiteArchive.countingAtMost(rankSpec),
                 exactForms: exactForms.map { (match: $0.match, rankSpec: SQLiteArchive.countingAtMost($0.rankSpec)) },
                 conditions: SQLiteArchive.conditions(search, negative: negative),
-                plan: scope != nil && positive != nil
-                    ? .rows : try SQLiteArchive.plan(search, expansions: expansions, db: db),
+                plan: try SQLiteArchive.plan(search, scoped: scope != nil && positive != nil, expansions: expansions, db: db),
                 notes: notes)
         }
     }

@@ -240,10 +240,13 @@ extension SQLiteArchive {
     }
 
     /// The plan for `s`, shared by the search and its count so they always filter alike (chosen once, when the
-    /// search is prepared). A search whose MATCH holds its `in:`/`from:` as scope words (`IndexScope`) reads rows
-    /// instead (only the scope's matches'); this plan is for the others: archives before v22, more conversations.
-    static func plan(_ s: ResolvedSearch, expansions: FTS5Query.PrefixExpansions, db: Database) throws -> SearchPlan {
+    /// search is prepared). `scoped`: the MATCH holds the search's `in:`/`from:` as scope words (`IndexScope`), so
+    /// only the scope's matches are read, and the id set is for the others (archives before v22, more conversations).
+    static func plan(_ s: ResolvedSearch, scoped: Bool, expansions: FTS5Query.PrefixExpansions, db: Database) throws
+        -> SearchPlan
+    {
         if !s.hasRowFilters { return .index(conversations: nil) }
+        if scoped { return .rows }
         guard s.onlyInConversations, let ids = s.inConversations else { return .rows }
         let size = try messageCount(conversations: ids, in: db)
         guard size <= idSetLimit else { return .rows }

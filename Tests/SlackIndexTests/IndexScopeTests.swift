@@ -225,8 +225,9 @@ import Testing
         #expect(IndexScope.match(search)?.phrases == 2)
         search.inConversations = Array(1...Int64(IndexScope.maxTerms + 1))
         #expect(IndexScope.match(search) == nil)
-        let restricted = IndexScope.restrict("\"a\" NOT \"b\"", spec: "!0e 1x", to: ("search_scope : (\"\u{3}c1\")", 1))
+        let restricted = IndexScope.restrict(
+            (match: "\"a\" NOT \"b\"", rankSpec: "!0e 1x"), to: ("search_scope : (\"\u{3}c1\")", 1))
         #expect(restricted.match == "(\"a\" NOT \"b\") AND search_scope : (\"\u{3}c1\")")
-        #expect(restricted.spec == "!0e 1x 999999x")
+        #expect(restricted.rankSpec == "!0e 1x 999999x")
     }
 }
